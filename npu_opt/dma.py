@@ -7,7 +7,7 @@ holds what chip (cluster) `source` of the input held. `hbm_cluster_shuffle` is r
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ir.diagnostic import Violation
 from ir.errors import MappingError
@@ -20,10 +20,13 @@ from ir.types import DmType, HbmType
 from npu_opt.engines import TensorDma, _check_engine
 from npu_opt.params import refuse_write
 from npu_opt.stagebase import Poisoned, location_of, refuse_call
-from npu_opt.tensor_data import DmTensorData, DmTensorViewData, HbmTensorData, TensorSpec
+from npu_opt.tensor_data import DmTensorData, HbmTensorData, TensorSpec
 from npu_opt.trace import current
 from npu_opt.views import dma_source, into_hbm_view, read_view
 from ir.words import a_an
+
+if TYPE_CHECKING:  # the public classes, assembled above this module (npu_opt.tensor_data)
+    from npu_opt.tensors import DmTensor, DmTensorView
 
 __all__ = ["dma_to_dm", "dma_to_hbm", "make_view", "TensorDma", "default_hbm_element", "shuffle"]
 
@@ -127,7 +130,7 @@ def dma_to_hbm(src: Any, dma: Any, dst: Any = None) -> Any:
     return written
 
 
-def make_view(src: DmTensorData) -> DmTensorViewData:
+def make_view(src: DmTensor) -> DmTensorView:
     """`dm.view()`: the identity on data and type."""
     tracer = current()
     op = View.build(tracer.value, src=src.value, loc=location_of("view"))

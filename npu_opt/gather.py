@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ir.diagnostic import Violation
 from ir.gather import gather_shape
@@ -17,6 +17,9 @@ from npu_opt.stagebase import Poisoned, location_of, mapping_argument_fault, ref
 from npu_opt.tensor_data import DmTensorData, HbmTensorData, TensorSpec
 from npu_opt.trace import current
 from npu_opt.views import dma_source
+
+if TYPE_CHECKING:  # the public classes, assembled above this module (npu_opt.tensor_data)
+    from npu_opt.tensors import DmTensor
 
 __all__ = ["gather", "scatter", "emit_gather"]
 
@@ -86,7 +89,7 @@ def _outermost_key(shape: Any, what: str) -> Violation | None:
                      help=f"state the indexed axis with the staged form, `{call}`")
 
 
-def emit_gather(op: Gather, stage: str) -> DmTensorData:
+def emit_gather(op: Gather, stage: str) -> DmTensor:
     """Emit a traced gather (the v0.6 call or a staged plan's `to_dm`); a destination that
     breaks the DMA layout rules is GATHER-4 at its line."""
     current().emit(op, refused=validate_type(op.result.type, None, code="GATHER-4"), stage=stage)

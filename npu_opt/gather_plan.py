@@ -14,7 +14,7 @@ staged form adds is checked here, at the call that states it (GATHER-7..9, SCATT
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ir.diagnostic import Violation
 from ir.gather import _digit_term, _whole_axes, gather_shape
@@ -32,6 +32,9 @@ from npu_opt.stagebase import Poisoned, location_of, mapping_argument_fault, ref
 from npu_opt.tensor_data import HbmTensorData, TensorSpec
 from npu_opt.trace import current
 from ir.words import a_an
+
+if TYPE_CHECKING:  # the public classes, assembled above this module (npu_opt.tensor_data)
+    from npu_opt.tensors import HbmTensor
 
 __all__ = ["GatherPlan", "ScatterPlan", "start_gather", "start_scatter"]
 
@@ -112,7 +115,7 @@ def _padded(mapping: Mapping) -> bool:
     return any(isinstance(f, PaddingFactor) for f in mapping.factors())
 
 
-def start_gather(table: HbmTensorData, indexed: Any, payload: Any) -> Any:
+def start_gather(table: HbmTensor, indexed: Any, payload: Any) -> Any:
     """`table.gather(indexed_axis, payload)`."""
     bad, key = _declared(table.type.element, indexed, payload, "gather", "GATHER-7", "GATHER-3")
     return _refuse(bad, "gather") if bad is not None else GatherPlan(table, key)
@@ -121,7 +124,7 @@ def start_gather(table: HbmTensorData, indexed: Any, payload: Any) -> Any:
 class GatherPlan:
     """A gather being stated: the table, then its index, then (byte offsets) a prefix."""
 
-    def __init__(self, table: HbmTensorData, indexed: tuple[tuple[str, int], ...] = ()) -> None:
+    def __init__(self, table: HbmTensor, indexed: tuple[tuple[str, int], ...] = ()) -> None:
         self._table = table
         self._indexed = indexed
         self._index: Any = None
@@ -260,7 +263,7 @@ def start_scatter(view: Any, indexed: Any, payload: Any) -> Any:
 class ScatterPlan:
     """A scatter being stated: its destination, then its index, then the updates."""
 
-    def __init__(self, destination: HbmTensorData, indexed: tuple[tuple[str, int], ...] = ()) -> None:
+    def __init__(self, destination: HbmTensor, indexed: tuple[tuple[str, int], ...] = ()) -> None:
         self._dst = destination
         self._indexed = indexed
         self._index: Any = None

@@ -9,7 +9,7 @@ buffer holds what the last write left when the launch completes.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ir.diagnostic import Violation
 from ir.errors import NpuOptError
@@ -22,6 +22,9 @@ from npu_opt.params import Leaf, refuse_write
 from npu_opt.stagebase import Poisoned, refuse_call
 from npu_opt.tensor_data import DmTensorData
 from npu_opt.trace import Tracer
+
+if TYPE_CHECKING:  # the public classes, assembled above this module (npu_opt.tensor_data)
+    from npu_opt.tensors import DmTensor
 
 __all__ = ["Device", "resident_param", "refuse_read_only", "check_total"]
 
@@ -74,6 +77,6 @@ def check_total(tracer: Tracer) -> None:
                 return
 
 
-def refuse_read_only(t: DmTensorData, method: str) -> Poisoned:
+def refuse_read_only(t: DmTensor, method: str) -> Poisoned:
     """PARAM-1 at `view_mut()` of a read-only resident parameter."""
     return refuse_call(refuse_write(t.label or "?"), method)
