@@ -67,6 +67,16 @@ def disjoint(a: DigitRange, b: DigitRange) -> bool:
     return a.axis != b.axis or a.hi <= b.lo or b.hi <= a.lo
 
 
+def inside_to_end(a: DigitRange, b: DigitRange, size: int | None) -> bool:
+    """Is `a` inside `b` where both run to the end of their axis (of live size `size`)? A
+    padded axis's top digit range ends at the live size in one spelling (the ragged run
+    `R13[1:13]` of `R13 # 32 / 8, R13 # 32 % 8`) and at the padded size in another
+    (`R13[1:16]` of `R13 # 16`): both hold every digit from their low one up, so only the
+    low digits decide."""
+    return (size is not None and a.axis == b.axis and a.hi >= size and b.hi >= size
+            and b.lo <= a.lo and a.lo % b.lo == 0)
+
+
 def relation(a: DigitRange, b: DigitRange) -> str:
     """How `a` relates to `b`: 'disjoint', 'equal', 'inside', 'contains' or 'partial'."""
     if disjoint(a, b):

@@ -20,7 +20,7 @@ from ir.mapping.ops import (
     Entry, FactorsLike, DigitRange, boundary_points, coalesce, cut, disjoint, factor_frags, frag, hull, inside,
     merge_frags, ragged_run, strides,
 )
-from ir.mapping.ranges import group_run
+from ir.mapping.ranges import group_run, inside_to_end
 
 __all__ = ["sequence", "SequenceResult", "SequenceFailure", "burst", "Levels"]
 
@@ -133,6 +133,8 @@ class _Matcher:
             # run `R # 16 / 4` (live R[4:12], padded R[4:16]) inside the memory's R[2:16].
             return s * (piece.lo // fr.lo)
         size = self.sizes.get(piece.axis)
+        if inside_to_end(piece, fr, size):  # `R13[1:13]` (a ragged run) in `R13[1:16]`
+            return s * (piece.lo // fr.lo)
         if size is not None and piece.hi > fr.hi and piece.hi > size:
             raise _Refused(f"stream fragment {piece} lies outside the extent of axis {piece.axis} "
                            f"(|{piece.axis}| = {size}, memory holds {fr})")

@@ -19,6 +19,7 @@ from ir.errors import MappingError
 from ir.mapping.factors import BroadcastFactor
 from ir.mapping.nodes import Mapping, axis_sizes
 from ir.mapping.ops import frag, places_digit_twice, relation, strides
+from ir.mapping.ranges import inside_to_end
 from ir.mapping.sequence import SequenceFailure, burst, sequence
 from ir.rules.commit_text import m_text
 from ir.rules.dma_rows import DMA_DM_ALIGN, joint, padding_moves, runs_with_padding
@@ -151,7 +152,7 @@ def _dma4(src, dst) -> Violation | None:
                               "source's decomposition (split axes at the same boundaries)")
     dst_frags = frag(joint(dst))
     for fr in sorted(frag(joint(src))):
-        if any(relation(fr, d) in ("equal", "inside") for d in dst_frags):
+        if any(relation(fr, d) in ("equal", "inside") or inside_to_end(fr, d, sizes.get(fr.axis)) for d in dst_frags):
             continue
         if _covered(fr, dst_frags):
             parts = ", ".join(f"`{frag_text(d, sizes.get(d.axis))}`" for d in sorted(dst_frags) if d.axis == fr.axis)
