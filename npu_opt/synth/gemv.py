@@ -215,9 +215,8 @@ def _rows(spec: Any, p: dict[str, Any], geo: Layout) -> str:
     store = chain((mi,), [(mi, passes, tile, "i")], write=True) if passes > 1 else ""
     L += [f"        dst = {rn}.view_mut(){store}",
           f"        {target.reduced(spec, 'result')}.view().to_hbm_view(ctx.tdma, dst)",
-          "",
-          f"    {loop_header('i', passes, passes > 1)}",
-          "        block(i)"]
+          ""]
+    L += [f"    {loop_header('i', passes, True)}", "        block(i)"] if passes > 1 else ["    block(0)"]
     return "\n".join(L) + "\n"
 
 

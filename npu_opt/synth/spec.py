@@ -133,7 +133,7 @@ class Contraction:
         slices); a chip's share of the split index on a multi-chip target. A GEMM's result
         columns, when they need padding at all, are padded further to rows of whole aligned
         HBM accesses (ALIGN_BYTES: 64 i32 or f32, 128 bf16, 256 i8 results), so that no row of
-        results ends in a partial write (docs/synth.md "Sizes no tile divides")."""
+        results ends in a partial write (docs/synth.md "Supported contractions")."""
         sizes = {k: synth_target.per_chip(v, self.chips, k == self.batch, _pad) if k == self.split
                  else v if k == self.batch else _pad(v) for k, v in self.kernel_sizes.items()}
         if self.form == "gemv":  # a GEMV's passes of one row per slice: rows beyond one pass fill whole passes
