@@ -11,8 +11,8 @@ index, ReLU and a requantization of i32 sums to i8:
 The forms: GEMM `out[m,n] = a[m,k] * w[n,k]` (either operand first, either index order in
 an operand), batched GEMM `out[b,m,n] = a[b,m,k] * w[b,n,k]` and GEMV `out[m] = a[m,k] * x[k]`. The dtype pairs are those the contraction
 engine has: i8 -> i32, bf16 -> f32 and bf16 -> bf16. A size that is not a multiple of 32
-is padded with zeros (the kernel's axis is the padded size; `Contraction.pad` and
-`unpad` convert host arrays). Bad specs raise `NpuOptError` with code USAGE.
+is padded with zeros, a GEMM's result columns to rows of whole 256-byte HBM accesses (the
+kernel's axis is the padded size; `Contraction.pad` and `unpad` convert host arrays). Bad specs raise `NpuOptError` with code USAGE.
 """
 
 from __future__ import annotations
