@@ -19,9 +19,9 @@ A batched GEMM `out[B, M, N] = a[B, M, K] . w[B, N, K]` runs the GEMM's loops on
 step (one element, or a group side by side), picking its blocks through tiles of the batch axis.
 `space_of` keeps one point per canonical kernel source (`canonical`) and leaves out the points
 the budgets refuse (tiling.offered).
-A GEMV `out[M] = a[M, K] . x[K]` puts one row per slice (256 rows a pass) with x broadcast
-into every slice's TRF; its levers are `packet` and whether x's TRF load is reused across
-row blocks. A candidate the rules refuse is the compiler's business: it fails to trace or
+A GEMV `out[M] = a[M, K] . x[K]` has its own layouts (npu_opt/synth/gemv.py): a row per
+slice with x in every TRF, or R rows per slice in the TRF with x streamed, `k` whole or
+split over neighbouring slices and added by the inter-slice reducer. A candidate the rules refuse is the compiler's business: it fails to trace or
 verify and the tuner counts it under its rule ID.
 """
 
@@ -36,8 +36,8 @@ from typing import Any
 import attrs
 import numpy as np
 
-from npu_opt.synth import epilogue, target
-from npu_opt.synth.gemm_text import chain, gemm_roles, gemm_source, hbm_axes, header, kept, loop_header
+from npu_opt.synth import epilogue, gemv, target
+from npu_opt.synth.gemm_text import gemm_roles, gemm_source, kept
 from npu_opt.synth.tiling import (blocks, needs_split, offered, pad_ok, result_placements, runs_in_full,
                                   split_levers, split_placements)
 from npu_opt.tune import Space
@@ -61,9 +61,8 @@ def points(spec: Any) -> dict[str, list[Any]]:
     # 32 or 64 bytes (OUTER-3), whole packets of k
     packets = [p for p in ([32, 64] if spec.dtype_in == "i8" else [16, 32]) if size[spec.contracted] % p == 0]
     slices = target.slices(spec)
-    if spec.form == "gemv":
-        rows = size[spec.result[1][0]]
-        return {"packet": packets, "reuse": ["trf", "none"] if rows > slices else ["trf"]}
+    if spec.form == "gemv":  # its layouts: npu_opt/synth/gemv.py
+        return gemv.levers(spec, packets)
     m, n = (size[i] for i in kept(spec))
     shapes = blocks(spec)
     (an, _), (wn, _) = gemm_roles(spec)
@@ -86,79 +85,7 @@ def points(spec: Any) -> dict[str, list[Any]]:
 
 def source(spec: Any, point: dict[str, Any]) -> str:
     """The candidate's kernel file (a module defining the @device kernel `spec.name`)."""
-    return _gemv(spec, point) if spec.form == "gemv" else gemm_source(spec, point)
-
-
-def _gemv(spec: Any, p: dict[str, Any]) -> str:
-    (an, aidx), (xn, xidx) = sorted(spec.operands, key=lambda o: -len(o[1]))
-    rn, (mi,) = spec.result
-    M, K = mi.upper(), spec.contracted.upper()
-    rows = spec.padded[mi]
-    slices = target.slices(spec)
-    mt = max(1, rows // slices)
-    din, dout = spec.dtype_in, spec.result_dtype
-    flit = 32 if din == "i8" else 16
-    packet, reuse = p["packet"], p["reuse"]
-    params = {an: f'{an}: HbmTensor[{din}, Chip, m("{hbm_axes(an, aidx)}")]',
-              xn: f'{xn}: HbmTensor[{din}, Chip, m("{K}")]'}
-    L = header(spec, p)
-    L += [*target.chip_line(spec),
-          *target.cluster_line(spec),
-          f"# one row of {an} per slice: {slices} rows a pass, {mt} pass(es) over the padded {rows} rows"
-          + ("" if rows >= slices else f" ({slices - rows} slices idle)"),
-          f'Slice = m("{M} % {slices}")' if rows >= slices else f'Slice = m("{M} # {slices}")',
-          "",
-          "",
-          target.decorator(spec),
-          f"def {spec.name}(ctx: Context,",
-          *[f"        {params[name]}," for name, _ in spec.operands],
-          *epilogue.param(spec),
-          f'        {rn}: Mut[HbmTensor[{dout}, Chip, m("{M}")]]) -> None:',
-          "    def vector_trf():",
-          f"        # {xn} is broadcast to every slice (its DM layout has no {M}) and loaded into the TRF",
-          f'        x_dm = {xn}.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{K}")])',
-          "        return (ctx.sub.begin(x_dm.view())",
-          f'                .fetch(m("1"), m("{K}"))',
-          f'                .collect(m("{K} / {flit}"), m("{K} % {flit}"))',
-          f'                .to_trf(m("1"), m("{K}")))',
-          "",
-          "    def block(i, trf):",
-          f'        rows = {an}.view(){chain(aidx, [(mi, mt, slices, "i")]) if rows >= slices else ""}',
-          f'        rows_dm = rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{K}")])',
-          f"        # packet={packet}: each contraction step multiplies {packet} elements of {K} "
-          f"({packet * (1 if din == 'i8' else 2)} bytes, OUTER-3)",
-          "        result = (ctx.main.begin(rows_dm.view())",
-          f'                  .fetch(m("{K} / {flit}"), m("{K} % {flit}"))',
-          f'                  .collect(m("{K} / {flit}"), m("{K} % {flit}"))',
-          f'                  .contract_outer(trf, m("{K} / {packet}"), m("{K} % {packet}"))',
-          '                  .contract_packet(m("1"))',
-          '                  .contract_time(m("1"))',
-          '                  .contract_lane(m("1"), m("1 # 8"), LaneMode.INTERLEAVED)']
-    L += epilogue.vector_lines(spec, " " * 18) + epilogue.cast_lines(spec, " " * 18, "1")
-    if dout == "i8":
-        L += ['                  .commit_trim(m("1 # 8"))  # 8 bytes: the smallest commit',
-              '                  .commit(m("1 # 8")))']
-    elif dout == "bf16":
-        L += ['                  .cast(bf16, m("1 # 16"))  # f32 sums rounded to bf16 once, at the end',
-              '                  .commit_trim(m("1 # 4"))  # 8 bytes: the smallest commit',
-              '                  .commit(m("1 # 4")))']
-    else:
-        L += ['                  .commit_trim(m("1 # 2"))  # 8 bytes: the smallest commit',
-              '                  .commit(m("1 # 2")))']
-    store = chain((mi,), [(mi, mt, slices, "i")], write=True) if rows >= slices else ""
-    L += [f'        dst = {rn}.view_mut(){store}',
-          f"        {target.reduced(spec, 'result')}.view().to_hbm_view(ctx.tdma, dst)",
-          ""]
-    if reuse == "trf":
-        L += [f"    # reuse='trf': {xn} is loaded into the TRF once and kept for every row block",
-              "    trf = vector_trf()",
-              f"    {loop_header('i', mt, mt > 1)}",
-              "        block(i, trf)"]
-    else:
-        L += [f"    # reuse='none': {xn} is loaded again for every row block",
-              f"    {loop_header('i', mt, mt > 1)}",
-              "        block(i, vector_trf())"]
-    return "\n".join(L) + "\n"
+    return gemv.source(spec, point) if spec.form == "gemv" else gemm_source(spec, point)
 
 
 def build(spec: Any, point: dict[str, Any], filename: str | None = None) -> Any:

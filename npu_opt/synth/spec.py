@@ -11,8 +11,8 @@ index, ReLU and a requantization of i32 sums to i8:
 The forms: GEMM `out[m,n] = a[m,k] * w[n,k]` (either operand first, either index order in
 an operand), batched GEMM `out[b,m,n] = a[b,m,k] * w[b,n,k]` and GEMV `out[m] = a[m,k] * x[k]`. The dtype pairs are those the contraction
 engine has: i8 -> i32, bf16 -> f32 and bf16 -> bf16. A size that is not a multiple of 32
-is padded with zeros (the kernel's axis is the padded size; `Contraction.pad` and
-`unpad` convert host arrays). Bad specs raise `NpuOptError` with code USAGE.
+is padded with zeros, a GEMM's result columns to rows of whole 256-byte HBM accesses (the
+kernel's axis is the padded size; `Contraction.pad` and `unpad` convert host arrays). Bad specs raise `NpuOptError` with code USAGE.
 """
 
 from __future__ import annotations
@@ -28,11 +28,13 @@ import ml_dtypes
 import numpy as np
 
 import npu_opt
+from ir.dtypes import DType
 from ir.lark_cache import lalr_parser
 from npu_opt.synth import epilogue as synth_epilogue, target as synth_target
 from npu_opt.synth.epilogue import Epilogue
 from npu_opt.synth.space import MODULE_NAMES, space_of
 from npu_opt.synth.target import usage as _usage
+from npu_opt.synth.tiling import ALIGN_BYTES
 
 __all__ = ["Contraction", "DTYPES", "contraction", "parse_sizes"]
 
@@ -128,12 +130,20 @@ class Contraction:
     def padded(self) -> dict[str, int]:
         """Each index's size in the kernel: the given size rounded up to a multiple of 32 (the
         batch's is not), a GEMV's rows beyond one pass to whole passes (a multiple of the
-        slices); a chip's share of the split index on a multi-chip target."""
+        slices); a chip's share of the split index on a multi-chip target. A GEMM's result
+        columns, when they need padding at all, are padded further to rows of whole aligned
+        HBM accesses (ALIGN_BYTES: 64 i32 or f32, 128 bf16, 256 i8 results), so that no row of
+        results ends in a partial write (docs/synth.md "Supported contractions")."""
         sizes = {k: synth_target.per_chip(v, self.chips, k == self.batch, _pad) if k == self.split
                  else v if k == self.batch else _pad(v) for k, v in self.kernel_sizes.items()}
         if self.form == "gemv":  # a GEMV's passes of one row per slice: rows beyond one pass fill whole passes
             (row,), slices = self.result[1], synth_target.slices(self)
             sizes[row] = sizes[row] if sizes[row] <= slices else -(-sizes[row] // slices) * slices
+        else:  # a column count that needs padding anyway: to rows of whole aligned HBM accesses
+            col, given = self.result[1][-1], self.kernel_sizes[self.result[1][-1]]
+            if col != self.split and col != self.batch and given % PAD:
+                row = ALIGN_BYTES // (DType(self.result_dtype).bits // 8)
+                sizes[col] = -(-given // row) * row
         return sizes
 
     def shape(self, indices: tuple[str, ...], padded: bool = True) -> tuple[int, ...]:

@@ -32,9 +32,12 @@ import attrs
 from ir.dtypes import DType
 from tu_ops.target import Constants, rngd
 
-__all__ = ["CHECK_MACS", "UNROLLED_TILES", "Geometry", "blocks", "geometry", "needs_split", "offered", "pad_ok",
+__all__ = ["ALIGN_BYTES", "CHECK_MACS", "UNROLLED_TILES", "Geometry", "blocks", "geometry", "needs_split", "offered", "pad_ok",
            "proxy_sizes", "result_placements", "runs_in_full", "slice_counts", "split_levers", "split_placements"]
 
+# The HBM's aligned access, in bytes (tu_ops/targets/rngd.schedule.toml [hbm] align_bytes; a test
+# pins the two equal): a row of results narrower, or not a multiple of it, ends in a partial write.
+ALIGN_BYTES = 256
 BLOCKS = ((32, 32), (8, 128))  # a slice's rows x columns of the result
 # A space whose contraction multiplies more than this many products is too slow to run on
 # the cpu backend and in the interpreter: its candidates are checked at a proxy size.
@@ -190,9 +193,10 @@ def result_placements(m: int, n: int, slices: int, pad: bool = False,
     exactly, keeping per slice count the largest blocks (`_frontier`): a tile on all the
     slices, or on fewer slices with taller blocks. When no tile of every slice covers the
     result (a result smaller than one, or not a multiple of one), also each block's busiest
-    grid on fewer slices, the rest idle; with `pad`, the smallest tile of each block
+    grid on fewer slices, the rest idle. With `pad`, also the smallest tile of each block
     that covers a result smaller than itself in one pass, the result padded to it inside the
-    kernel."""
+    kernel (even where exact tiles exist: 320 rows are five passes of 64-row tiles, or one
+    pass of ten 32-row blocks on slices of a 512-row tile)."""
     counts = slice_counts(slices) if shapes else [slices]  # no block fits: the default blocks, all the slices
     shapes = shapes or list(BLOCKS)
     found: list[Geometry] = []
@@ -203,10 +207,9 @@ def result_placements(m: int, n: int, slices: int, pad: bool = False,
             if grid is not None:
                 found.append(Geometry(r, c, *grid, idle=slices // count))
     placements = sorted(_frontier(found), key=lambda g: (g.idle, -g.r * g.c, g.r, g.c))
-    if any(g.idle == 1 for g in placements):
-        return placements
     busiest = []
-    for r, c in shapes:  # no tile of every slice covers it: each block's busiest grid on fewer slices
+    for r, c in shapes if not any(g.idle == 1 for g in placements) else ():
+        # no tile of every slice covers it: each block's busiest grid on fewer slices
         grids = [(count, _grid(r, c, m, n, count)) for count in _twos(slices)[::-1]]
         count, grid = next(((count, g) for count, g in grids if g is not None), (0, None))
         if grid is not None and Geometry(r, c, *grid, idle=slices // count) not in placements:
@@ -330,10 +333,12 @@ def proxy_sizes(spec: Any, point: dict[str, Any]) -> dict[str, int]:
     the same way, small enough to run on the cpu backend and in the interpreter: `k` becomes
     one 64-element chunk per slice and time block (a GEMV keeps two passes of 256 rows)."""
     size, sizes = spec.padded, dict(spec.sizes)
-    if spec.form == "gemv":
+    if spec.form == "gemv":  # R rows per slice need two blocks of R rows, k over SK slices a 64-element chunk each
         mi = spec.result[1][0]
-        sizes[mi] = min(size[mi], 512 + size[mi] % 256)
-        sizes[spec.contracted] = min(size[spec.contracted], 256)
+        found = re.match(r"(\d+) rows per slice(?:, k over (\d+) slices)?", str(point.get("layout", "")))
+        r, sk = (int(found.group(1)), int(found.group(2) or 1)) if found else (1, 1)
+        sizes[mi] = min(size[mi], max(512, 2 * r) + size[mi] % 256)
+        sizes[spec.contracted] = min(size[spec.contracted], max(256, 64 * sk))
         return sizes
     g = geometry(point["placement"])
     mi, ni = (i for i in spec.result[1] if i != spec.batch)

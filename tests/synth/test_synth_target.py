@@ -5,6 +5,7 @@ an independent numpy oracle on the cpu backend and the VISA interpreter; bad tar
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import ml_dtypes
@@ -16,6 +17,7 @@ from driver.cli import main
 from driver.discover import load_file
 from ir.errors import NpuOptError
 from npu_opt.synth import contraction
+from npu_opt.synth.space import source
 
 
 def _synth(tmp_path: Path, einsum: str, sizes: str, *extra: str) -> tuple[int, Path]:
@@ -56,7 +58,11 @@ def test_pe_gemv_passes_cover_the_pe_slices(tmp_path: Path, capsys: pytest.Captu
     status, out = _synth(tmp_path, "y[m] = a[m,k] * x[k]", "m=256,k=64", "--pe", "2")
     assert status == 0, capsys.readouterr().err
     text = (out / "synth_kernel.py").read_text()
-    assert "128 rows a pass, 2 pass(es)" in text and "@device(chip=1, pe=2)" in text
+    # the winner's row blocks of a pass are laid over the cluster's 128 slices (R rows per slice)
+    assert re.search(r'Slice = m\("M / \d+ # 128"\)', text) and "@device(chip=1, pe=2)" in text, text
+    # and a row per slice takes 128 rows a pass
+    spec = contraction("y[m] = a[m,k] * x[k]", sizes=dict(m=256, k=64), pe=2)
+    assert "128 rows a pass, 2 pass(es)" in source(spec, dict(layout="a row per slice", packet=32, reuse="trf"))
     kernel = load_file(out / "synth_kernel.py")[0].synth_kernel
     rng = np.random.default_rng(4)
     a, x = _i8(rng, 256, 64), _i8(rng, 64)
@@ -125,13 +131,22 @@ def test_a_split_of_k_sums_the_chips_partial_results(tmp_path: Path, capsys: pyt
         assert np.array_equal(got[0], want) and np.array_equal(got[1], want), backend
 
 
-def test_a_gemv_split_of_k_is_refused_by_the_rules_and_counted(tmp_path: Path,
-                                                                capsys: pytest.CaptureFixture) -> None:
+def test_a_gemv_split_of_k_over_chips_runs_with_rows_per_slice(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture) -> None:
     status, out = _synth(tmp_path, "y[m] = a[m,k] * x[k]", "m=512,k=256", "--target", "rngd-2chip", "--split", "k")
-    assert status == 1
-    # the all-reduce moves each slice's single 4-byte sum between chips: under the DMA's 8-byte burst
-    assert "refused by rule: DMA-5 x4" in capsys.readouterr().err
-    assert not (out / "synth_kernel.py").exists()
+    assert status == 0
+    # a row per slice: the all-reduce moves each slice's single 4-byte sum between chips, under the
+    # DMA's 8-byte burst; R rows per slice move R sums
+    assert "refused by rule: DMA-5 x4" in capsys.readouterr().out
+    text = (out / "synth_kernel.py").read_text()
+    assert "rows per slice" in text and "chip_all_reduce(ctx, result)" in text
+    spec = contraction("y[m] = a[m,k] * x[k]", sizes=dict(m=512, k=256), chips=2, split="k")
+    rng = np.random.default_rng(8)
+    a, x = _i8(rng, 512, 256), _i8(rng, 256)
+    want = (a.astype(np.int64) @ x.astype(np.int64)).astype(np.int32)
+    kernel = load_file(out / "synth_kernel.py")[0].synth_kernel
+    for backend, got in _run(kernel, list(spec.pad(a, x)), np.zeros(spec.shape(spec.result[1]), np.int32)).items():
+        assert np.array_equal(spec.unpad(got), want), backend
 
 
 def test_a_batched_gemm_splits_its_batch_over_the_chips_by_default(tmp_path: Path,
