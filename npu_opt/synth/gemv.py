@@ -165,16 +165,10 @@ def _rows(spec: Any, p: dict[str, Any], geo: Layout) -> str:
     if blocks < per_block:
         rows_axis += f" # {per_block}"
     slice_map = rows_axis + (f", {K} / {chunk}" if sk > 1 else "")
-    busy = blocks * sk
     L = header(spec, p)
     L += [*target.chip_line(spec),
           *target.cluster_line(spec),
-          f"# layout={geo.label()!r}: each slice holds {r} rows of {an}"
-          + (f" times a {chunk}-element chunk of {K} (the {sk} slices of a row block add their sums)" if sk > 1
-             else f" with their whole {K}")
-          + f" in its TRF;",
-          f"# {busy} slices make a pass of {tile} rows, {passes} pass(es) over the padded {spec.padded[mi]} rows"
-          + ("" if busy == geo.slices else f" ({geo.slices - busy} slices idle)"),
+          *_rows_comment(spec, geo, an, K, chunk, mi),
           f'Slice = m("{slice_map}")',
           "",
           "",
@@ -204,13 +198,7 @@ def _rows(spec: Any, p: dict[str, Any], geo: Layout) -> str:
           '                  .contract_packet(m("1"))',
           f'                  .contract_time(m("{M} / 8 % {g}"))',
           f'                  .contract_lane(m("{M} / 8 % {g}"), m("{M} % 8"), LaneMode.INTERLEAVED)']
-    if sk > 1:
-        op = "InterSliceReduceOpI32" if spec.dtype_out == "i32" else "InterSliceReduceOpF32"
-        L += [f"                  # the {sk} slices of each row block add their partial sums",
-              "                  .vector_init()",
-              f'                  .vector_inter_slice_reduce(m("{rows_axis}, 1 # {sk}"), m("{M} / 8 % {g}"), '
-              f"{op}.ADD)",
-              "                  .vector_final()"]
+    L += _split_sum(spec, sk, rows_axis, M, g)
     L += _tail(spec, " " * 18, f"{M} % 8", f"{M} % {r}")
     store = chain((mi,), [(mi, passes, tile, "i")], write=True) if passes > 1 else ""
     L += [f"        dst = {rn}.view_mut(){store}",
@@ -218,6 +206,42 @@ def _rows(spec: Any, p: dict[str, Any], geo: Layout) -> str:
           ""]
     L += [f"    {loop_header('i', passes, True)}", "        block(i)"] if passes > 1 else ["    block(0)"]
     return "\n".join(L) + "\n"
+
+
+def _rows_comment(spec: Any, geo: Layout, an: str, K: str, chunk: int, mi: str) -> list[str]:
+    """The rows kernel's comment: what a slice holds and how many slices a pass keeps busy."""
+    r, sk, tile, busy = geo.r, geo.sk, geo.blocks * geo.r, geo.blocks * geo.sk
+    held = (f" times a {chunk}-element chunk of {K} (the {sk} slices of a row block add their sums)" if sk > 1
+            else f" with their whole {K}")
+    idle = "" if busy == geo.slices else f" ({geo.slices - busy} slices idle)"
+    return [f"# layout={geo.label()!r}: each slice holds {r} rows of {an}{held} in its TRF;",
+            f"# {busy} slices make a pass of {tile} rows, {geo.passes} pass(es) over the padded "
+            f"{spec.padded[mi]} rows{idle}"]
+
+
+def _split_sum(spec: Any, sk: int, rows_axis: str, M: str, g: int) -> list[str]:
+    """The inter-slice reduce that adds the partial sums of a `k` split over `sk` slices."""
+    if sk == 1:
+        return []
+    op = "InterSliceReduceOpI32" if spec.dtype_out == "i32" else "InterSliceReduceOpF32"
+    return [f"                  # the {sk} slices of each row block add their partial sums",
+            "                  .vector_init()",
+            f'                  .vector_inter_slice_reduce(m("{rows_axis}, 1 # {sk}"), m("{M} / 8 % {g}"), '
+            f"{op}.ADD)",
+            "                  .vector_final()"]
+
+
+def _row_commit(dout: str) -> list[str]:
+    """The row-per-slice kernel's commit of an 8-byte result (the smallest commit)."""
+    if dout == "i8":
+        return ['                  .commit_trim(m("1 # 8"))  # 8 bytes: the smallest commit',
+                '                  .commit(m("1 # 8")))']
+    if dout == "bf16":
+        return ['                  .cast(bf16, m("1 # 16"))  # f32 sums rounded to bf16 once, at the end',
+                '                  .commit_trim(m("1 # 4"))  # 8 bytes: the smallest commit',
+                '                  .commit(m("1 # 4")))']
+    return ['                  .commit_trim(m("1 # 2"))  # 8 bytes: the smallest commit',
+            '                  .commit(m("1 # 2")))']
 
 
 def _row(spec: Any, p: dict[str, Any]) -> str:
@@ -264,16 +288,7 @@ def _row(spec: Any, p: dict[str, Any]) -> str:
           '                  .contract_time(m("1"))',
           '                  .contract_lane(m("1"), m("1 # 8"), LaneMode.INTERLEAVED)']
     L += epilogue.vector_lines(spec, " " * 18) + epilogue.cast_lines(spec, " " * 18, "1")
-    if dout == "i8":
-        L += ['                  .commit_trim(m("1 # 8"))  # 8 bytes: the smallest commit',
-              '                  .commit(m("1 # 8")))']
-    elif dout == "bf16":
-        L += ['                  .cast(bf16, m("1 # 16"))  # f32 sums rounded to bf16 once, at the end',
-              '                  .commit_trim(m("1 # 4"))  # 8 bytes: the smallest commit',
-              '                  .commit(m("1 # 4")))']
-    else:
-        L += ['                  .commit_trim(m("1 # 2"))  # 8 bytes: the smallest commit',
-              '                  .commit(m("1 # 2")))']
+    L += _row_commit(dout)
     store = chain((mi,), [(mi, mt, slices, "i")], write=True) if rows >= slices else ""
     L += [f'        dst = {rn}.view_mut(){store}',
           f"        {target.reduced(spec, 'result')}.view().to_hbm_view(ctx.tdma, dst)",
