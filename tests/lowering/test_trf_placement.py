@@ -11,14 +11,21 @@ the other; its tuning chapter: that reuse is made only where no loop remains):
   that fits without the alternation is never refused because of it.
 """
 
+import re
+
 import ml_dtypes
 import numpy as np
 import pytest
 
 import npu_opt
 from backends.npu import lower_kernel
+from examples import tune_gemm
 from npu_opt import Context, DmTensor, LaneMode, device, i8, m
 from tests.visa.schedule import double_buffering as db
+from tu_ops import rngd
+from visa import VisaTextError, parse_visa
+from visa.interp.alloc import allocate
+from visa.verify import verify_text
 
 
 def _steps_kernel(plan: tuple[tuple[str, int], ...]):
@@ -115,3 +122,31 @@ def test_the_unrolled_groups_alternate_and_still_compute_the_contraction(kernel)
     visa = npu_opt.run(kernel, act, weight, backend="visa")
     assert np.array_equal(cpu.view(np.uint16), visa.view(np.uint16))
     assert np.array_equal(cpu.astype(np.int64), want)
+
+
+def test_the_tiled_example_keeps_its_values_with_the_outer_blocks_alternating():
+    # examples/tune_gemm.py's default kernel: every second `w` block's TRF load moved off row 0
+    rng = np.random.default_rng(64)
+    inputs = tune_gemm.inputs(rng)
+    want = tune_gemm.oracle(*inputs)
+    assert [r for r in re.findall(r"= trf_load .* base_row=(\d+) ", npu_opt.compile(tune_gemm.tune_gemm).text)] \
+        == ["0", "16"] * 2
+    got = []
+    for backend in ("cpu", "visa"):
+        args = [x.copy() for x in inputs]
+        out = npu_opt.run(tune_gemm.tune_gemm, *args, backend=backend)
+        got.append(args[-1] if out is None else out)
+    assert np.array_equal(got[0], got[1]) and np.array_equal(got[0], want)
+
+
+def test_the_verifier_and_the_interpreter_follow_the_rule():
+    # an unrolled artifact with every group at row 0 (the packed placement) is refused: the
+    # rule places the second group at row 4, where the interpreter's contraction reads it
+    text = npu_opt.compile(db.unrolled_few).text
+    verify_text(text)
+    with pytest.raises(VisaTextError) as info:
+        verify_text(text.replace("base_row=4 ", "base_row=0 "))
+    assert "base_row 0; visa/visa.lark places this tensor at row 4" in str(info.value)
+    kernel = parse_visa(text).kernel
+    assert allocate(kernel, rngd())[1] == {a.tensor.id: a.base_row for a in kernel.trf_allocations}
+    assert sorted(a.base_row for a in kernel.trf_allocations) == [0, 0, 4, 4]
