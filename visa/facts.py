@@ -22,9 +22,10 @@ from tu_ops.dma_view import dm_roots
 from tu_ops.rf_reshape import rf_aliases
 from tu_ops.program import DmAllocation, LoweredKernel, TrfAllocation, TuProgram, resident_ranges
 from tu_ops.trf_new import trf_maker
+from tu_ops.trf_place import TrfRequest, place_trf
 
 __all__ = ["renumber", "canonical_numbering", "with_facts", "tensor_bytes", "step_reads", "last_uses", "lowest",
-           "resident_allocations"]
+           "trf_rows", "resident_allocations"]
 
 
 # --- numbering -------------------------------------------------------------------------------
@@ -147,12 +148,26 @@ def lowest(busy: list[tuple[int, int]], size: int, align: int) -> int:
     return x
 
 
+def trf_rows(kernel: LoweredKernel, target: Any) -> dict[int, int]:
+    """The first row of every TRF tensor (a `trf_load`'s or a TRF `new()`'s), by value id, by
+    the placement rule of visa/visa.lark (tu_ops/trf_place.py)."""
+    last, flit = last_uses(kernel), target.constants.FLIT_BYTES
+    requests = []
+    for i, step in enumerate(kernel.steps):
+        for op in (step.ops if isinstance(step, TuProgram) else (step,)):
+            if (shape := trf_maker(op, target)) is not None:
+                requests.append(TrfRequest(op.result.id, i, max(i, last.get(op.result.id, i)), flit * shape.lanes,
+                                           -(-shape.bytes_per_lane // flit), 2 if shape.collect_flits.value == 2 else 1))
+    return place_trf(requests, target.constants.TRF_BYTES, [(r.begin, r.end) for r in loops(kernel.steps)])[0]
+
+
 def _allocations(kernel: LoweredKernel, target: Any) -> tuple[list[DmAllocation], list[TrfAllocation]]:
     """The DM allocation of every DM tensor a dma or commit makes, the TRF allocation of every
     trf_load, each live from its creating step through its last reading step."""
     c, last, roots = target.constants, last_uses(kernel), dm_roots(kernel.ops())
     dm: list[DmAllocation] = []
     trf: list[TrfAllocation] = []
+    made = None  # the rows of the TRF tensors made by new(), which no field holds
     for i, step in enumerate(kernel.steps):
         for op in (step.ops if isinstance(step, TuProgram) else (step,)):
             end = max(i, last.get(op.result.id, i))
@@ -174,10 +189,9 @@ def _allocations(kernel: LoweredKernel, target: Any) -> tuple[list[DmAllocation]
                 trf.append(TrfAllocation(tensor=op.result, lanes=op.lanes, base_row=first, rows=op.rows(target),
                                          first_step=i, last_step=end, region=op.region))
             elif (shape := trf_maker(op, target)) is not None:  # TRF `new()`: no field holds its row
-                busy = [(a.base_row, a.base_row + a.rows) for a in trf if a.last_step >= i]
-                rows = shape.rows(target)
-                trf.append(TrfAllocation(tensor=op.result, lanes=shape.lanes, first_step=i, last_step=end, rows=rows,
-                                         base_row=lowest(busy, rows, shape.collect_flits.value)))
+                made = trf_rows(kernel, target) if made is None else made
+                trf.append(TrfAllocation(tensor=op.result, lanes=shape.lanes, first_step=i, last_step=end,
+                                         rows=shape.rows(target), base_row=made[op.result.id]))
     return dm, trf
 
 

@@ -2,7 +2,7 @@
 types fix (visa/visa.lark and 1.4). Any failure is a `VisaTextError` naming the record's line.
 
 Re-derived beyond the op verifiers of docs/reference/diagnostics.md: the target line, the DM and TRF
-addresses (lowest free 8-byte address / row at the creating step), the spatial mappings of
+addresses (lowest free 8-byte address at the creating step; TRF rows by tu_ops/trf_place.py), the spatial mappings of
 in-program DM types, a feed's source dtype and element mapping, each DMA's partitions and
 byte count, a commit's `write_bytes`, and every cost counter. Then every record's fields are
 re-derived from its types by the lowering's own builders (`visa.relower`: read plans, flit
@@ -31,7 +31,7 @@ from tu_ops.trf_new import trf_maker
 from tu_ops.vrf import vrf_capacity, vrf_words
 from visa.artifact import VisaArtifact, VisaTextError
 from visa.cost import compute_cost
-from visa.facts import lowest, with_facts
+from visa.facts import lowest, trf_rows, with_facts
 from visa.parser import parse_visa
 from visa.printer import record_lines, target_hash
 from visa.relower import expected_dma, expected_program, first_difference
@@ -148,8 +148,10 @@ def _check_operands(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
 # --- addresses (visa/visa.lark, "DM allocation" / "TRF allocation") -----------------------
 
 def _check_addresses(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
-    """Every DM tensor sits at the lowest free multiple of 8, every TRF tensor at the lowest
-    free (even, for Flit2) row, among the tensors live at the step that creates it."""
+    """Every DM tensor sits at the lowest free multiple of 8 among the tensors live at the step
+    that creates it, every TRF tensor at the rows of the placement rule (tu_ops/trf_place.py:
+    the lowest free, even for Flit2, kept off the previous TRF tensor's outside a rolled loop
+    when the TRF has room)."""
     resident = [p for p in kernel.params if p.at is not None]
     for p, want in zip(resident, placements(p.type for p in resident)):
         if p.at != want:
@@ -163,13 +165,12 @@ def _check_addresses(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
         if a.base != want:
             raise fail.op(ops[a.tensor.id], f"the tensor is placed at DM byte {a.base}; visa/visa.lark "
                                             f"places it at {want}")
+    rows = trf_rows(kernel, target)
     for a in kernel.trf_allocations:
         load = ops[a.tensor.id]
         if a.region is not Region.FULL:
             raise fail.op(load, f"VISA 1 loads the TRF with region=FULL, not {a.region}")
-        busy = [(b.base_row, b.base_row + b.rows) for b in kernel.trf_allocations
-                if b.tensor != a.tensor and b.first_step <= a.first_step <= b.last_step]
-        want = lowest(busy, a.rows, 2 if trf_maker(load, target).collect_flits.value == 2 else 1)
+        want = rows[a.tensor.id]
         if a.base_row != want:
             raise fail.op(load, f"base_row {a.base_row}; visa/visa.lark places this tensor at row {want}")
     _check_vrf(kernel, target, fail)

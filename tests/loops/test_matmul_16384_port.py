@@ -45,6 +45,16 @@ def test_the_rolled_port_is_exact_with_two_trips_of_each_loop(backend):
     assert np.array_equal(npu_opt.run(port.sized(2, 2).matmul_rolled, lhs, rhs, backend=backend), want)
 
 
+def test_the_unrolled_port_alternates_its_trf_rows_and_is_exact(one_by_two):
+    # outside a rolled loop the lowering keeps each TRF tensor off the previous one's rows
+    # (tu_ops/trf_place.py): the values stay those of numpy on cpu and visa
+    lhs, rhs, want = one_by_two
+    kernel = port.sized(1, 2).matmul_unrolled
+    assert re.findall(r"= trf_load .* base_row=(\d+) ", npu_opt.compile(kernel).text) == ["0", "16"] * 4
+    for backend in ("cpu", "visa"):
+        assert np.array_equal(npu_opt.run(kernel, lhs, rhs, backend=backend), want), backend
+
+
 def _counts(text: str) -> tuple[int, int, int]:
     return text.count("= loop_begin "), text.count("config=CUSTOM_BROADCAST"), text.count("config=INTER_TRANSPOSE")
 

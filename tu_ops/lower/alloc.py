@@ -3,10 +3,9 @@ allocation"; rule MEM-3 and MEM-4, refused here as [L] rules).
 
 Steps are the body's DMAs and programs in order. A tensor is live from the step that
 creates it through the last step that reads it. A DM tensor gets the lowest multiple of 8
-at which it overlaps no DM tensor live at its step; a TRF tensor the lowest row (even for
-a Flit2 load) at which it overlaps no live TRF tensor; VISA 1 uses `region=FULL`. TRF rows
-of tensors with different lane counts are compared as byte ranges of the slice's TRF
-(row `r` of an L-lane tensor covers bytes `[32 L r, 32 L (r + 1))`).
+at which it overlaps no DM tensor live at its step; a TRF tensor its rows by
+tu_ops/trf_place.py (the lowest free rows, kept off the previous TRF tensor's outside a
+rolled loop when the TRF has room); VISA 1 uses `region=FULL`.
 """
 
 from __future__ import annotations
@@ -28,6 +27,7 @@ from tu_ops.program import DmAllocation, LoweredKernel, TrfAllocation, TuProgram
 from tu_ops.lower.vrf_alloc import allocate_vrf
 from tu_ops.lower.vrf_sink import fit_vrf
 from tu_ops.trf_new import trf_maker
+from tu_ops.trf_place import TrfRequest, place_trf
 
 __all__ = ["allocate", "liveness", "check_capacity"]
 
@@ -157,21 +157,23 @@ def _place_dm(t: _Tensor, placed: dict[int, int], tensors: dict[int, _Tensor], l
              "or end the last use of an earlier DM tensor before this step")])
 
 
-def _place_trf(t: _Tensor, placed: dict[int, int], tensors: dict[int, _Tensor], target: Any) -> int:
-    c = target.constants
-    unit = c.FLIT_BYTES * t.lanes  # bytes of one row across the tensor's lanes
-    even = t.shape.collect_flits.value == 2
-    live = [(placed[o.ref] * c.FLIT_BYTES * o.lanes, o.size * c.FLIT_BYTES * o.lanes, o)
-            for o in tensors.values() if o.ref in placed and o.live_at(t.first)]
-    need = t.size * unit
-    for start in sorted({0, *(a + n for a, n, _ in live)}):
-        r = -(-start // unit)
-        r += r % 2 if even else 0
-        lo = r * unit
-        if lo + need <= c.TRF_BYTES and all(lo + need <= a or a + n <= lo for a, n, _ in live):
-            return r
-    in_use = sum(n for _, n, _ in live)
-    notes = tuple(f"live: {_where(o)}, {o.lanes} lanes x {o.size} rows of {c.FLIT_BYTES} bytes" for _, _, o in live)
+def _trf_request(t: _Tensor, target: Any) -> TrfRequest:
+    return TrfRequest(t.ref, t.first, t.last, target.constants.FLIT_BYTES * t.lanes, t.size,
+                      2 if t.shape.collect_flits.value == 2 else 1)
+
+
+def _trf_rows(tensors: dict[int, _Tensor], kernel: LoweredKernel | None, target: Any) -> dict[int, int]:
+    """Every TRF tensor's first row (tu_ops/trf_place.py), refusing MEM-4 for the first that
+    does not fit."""
+    bodies = [(r.begin, r.end) for r in loops(kernel.steps)] if kernel is not None else []
+    rows, over = place_trf([_trf_request(t, target) for t in tensors.values()], target.constants.TRF_BYTES, bodies)
+    if over is None:
+        return rows
+    t, c = tensors[over], target.constants
+    live = [o for o in tensors.values() if o.ref != t.ref and o.live_at(t.first) and (o.first, o.ref) < (t.first, t.ref)]
+    need = t.size * c.FLIT_BYTES * t.lanes
+    in_use = sum(o.size * c.FLIT_BYTES * o.lanes for o in live)
+    notes = tuple(f"live: {_where(o)}, {o.lanes} lanes x {o.size} rows of {c.FLIT_BYTES} bytes" for o in live)
     raise LoweringRefusal([refusal(
         "MEM-4", f"TRF over-subscribed in slice {_first_slice(t.op.output_type)}, lanes 0..{t.lanes - 1}: "
                  f"{t.lanes} x {t.shape.bytes_per_lane} = {need} bytes requested, {in_use} bytes in use, "
@@ -190,7 +192,7 @@ def check_capacity(kernel: LoweredKernel, target: Any) -> None:
     for t in dm.values():
         _place_dm(t, {}, dm, target.constants.DM_SLICE_BYTES)
     for t in trf.values():
-        _place_trf(t, {}, trf, target)
+        _trf_rows({t.ref: t}, None, target)
 
 
 def allocate(kernel: LoweredKernel, target: Any) -> LoweredKernel:
@@ -201,9 +203,7 @@ def allocate(kernel: LoweredKernel, target: Any) -> LoweredKernel:
     for t in sorted(dm.values(), key=lambda x: (x.first, x.ref)):
         if t.ref not in dm_base:
             dm_base[t.ref] = _place_dm(t, dm_base, dm, target.constants.DM_SLICE_BYTES)
-    rows: dict[int, int] = {}
-    for t in sorted(trf.values(), key=lambda x: (x.first, x.ref)):
-        rows[t.ref] = _place_trf(t, rows, trf, target)
+    rows = _trf_rows(trf, kernel, target)
     roots = dm_roots(kernel.ops())  # writes into a DM tensor sit at its address
     named = dm | {a: dm[r] for a, r in roots.items()}
     bases = dm_base | {a: dm_base[r] for a, r in roots.items()}

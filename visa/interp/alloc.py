@@ -5,8 +5,9 @@ address is fixed by the rule the artifact was built with. Body steps are counted
 order (a `dma` is one step, a TU program one step); a tensor is live from the step that
 creates it through the last step that reads it; each DM tensor made by a `dma` or a
 `commit` sits at the lowest multiple of 8 where it overlaps no DM tensor live at its
-creating step, each TRF tensor at the lowest row (even for a `Flit2` load) where it
-overlaps no live TRF tensor.
+creating step, each TRF tensor at the rows tu_ops/trf_place.py gives it (the lowest row,
+even for a `Flit2` load, where it overlaps no live TRF tensor, kept off the previous TRF
+tensor's rows outside a rolled loop when the TRF has room).
 
 Readers (a feed's DM read, a contraction's TRF read) use these addresses; writers use
 their own fields (`dst_base`, `dest`, `base_row`). An artifact whose writer fields
@@ -19,8 +20,7 @@ from typing import Any
 
 from tu_ops.dma_view import dm_roots
 from tu_ops.program import LoweredKernel, TuProgram
-from tu_ops.trf_new import trf_maker
-from visa.facts import last_uses, lowest, resident_allocations, tensor_bytes
+from visa.facts import last_uses, lowest, resident_allocations, tensor_bytes, trf_rows
 
 __all__ = ["allocate", "lowest"]
 
@@ -30,8 +30,6 @@ def allocate(kernel: LoweredKernel, target: Any) -> tuple[dict[int, int], dict[i
     last, roots = last_uses(kernel), dm_roots(kernel.ops())
     # a resident DM parameter sits at its signature address throughout
     dm = {a.tensor.id: (a.base, a.base + a.size, a.last_step) for a in resident_allocations(kernel)}
-    trf: dict[int, tuple[int, int, int]] = {}
-    row = target.constants.FLIT_BYTES
     for i, step in enumerate(kernel.steps):
         for op in (step.ops if isinstance(step, TuProgram) else (step,)):
             end = max(i, last.get(op.result.id, i))
@@ -42,11 +40,6 @@ def allocate(kernel: LoweredKernel, target: Any) -> tuple[dict[int, int], dict[i
                 busy = [(b, e) for b, e, lst in dm.values() if lst >= i]
                 base = lowest(busy, size, 8)
                 dm[op.result.id] = (base, base + size, end)
-            elif (shape := trf_maker(op, target)) is not None:  # a trf_load, or a TRF tensor made by new()
-                rows = -(-shape.bytes_per_lane // row)
-                busy = [(b, e) for b, e, lst in trf.values() if lst >= i]
-                base = lowest(busy, rows, 2 if shape.collect_flits.value == 2 else 1)
-                trf[op.result.id] = (base, base + rows, end)
     out = {k: v[0] for k, v in dm.items()}
     out.update({a: out[r] for a, r in roots.items() if r in out})  # a write into DM keeps the address
-    return out, {k: v[0] for k, v in trf.items()}
+    return out, trf_rows(kernel, target)   # a trf_load's, or a TRF tensor's made by new()

@@ -8,21 +8,26 @@ What the model can match and what it cannot, today:
   loop index) scheduled once and repeated for every group, the reference's rolled schedule.
   It is pinned within 2 % of 19,106: the constants the fit rests on (the command start-up,
   the launch) are read off the book's MNIST timeline, not fitted to this table.
-- `unrolled` is scheduled with no overlap between a group's contraction and the next
-  group's staging either: every group's `trf_load` writes TRF rows [0, 4), which the
-  previous group's contraction reads (a WAR hazard). So it models at the rolled figure,
-  +25 % over the reference's 15,086: the
-  reference's scheduler places consecutive groups in the two TRF halves (`FirstHalf` /
-  `SecondHalf`), which npu-opt's lowering does not (every group at row 0). The test pins
-  that cause, so it fails when the lowering alternates halves and the figure can be tightened.
+- `unrolled` stages each group while the previous one is contracted: the lowering keeps a TRF
+  tensor made outside a rolled loop off the previous TRF tensor's rows (rows [0, 4) and
+  [4, 8) by parity), as the reference's scheduler alternates the TRF halves (`FirstHalf` /
+  `SecondHalf`). It models 11.8 % below the reference's 15,086, pinned within 12 %: the
+  model does not charge the bank contention of a store into one half while the contraction
+  reads the other (the reference's register-files chapter), so the stage costs the same
+  overlapped or not. (With every group at row 0 it modelled at the rolled figure, +25 %.)
 - `software_pipelined` keeps two groups live, so they sit in rows [0, 4) and [4, 8) and the
   staging of the second overlaps the contraction of the first. Its pair loop is a Python
   `for`, so its pairs overlap too, which the reference's rolled pair loop does not: it models
-  below the reference's 15,477 (-14 %), pinned within 20 %.
+  below the reference's 15,477 (-14 %), pinned within 20 %. As the reference writes it, the
+  pair loop a `ctx.loop` (tests/visa/schedule/double_buffering_forms.py), it models at
+  +3.1 %, pinned within 5 %.
+- The three forms as the reference writes them model in its order: unrolled <= pipelined <
+  rolled.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import ml_dtypes
@@ -31,17 +36,18 @@ import pytest
 
 import npu_opt
 from tests.visa.schedule import double_buffering as db
+from tests.visa.schedule import double_buffering_forms as forms
 from visa import parse_visa
 from visa.schedule import builtin_rates, schedule_artifact
 
-REFERENCE = {"rolled": 19_106, "software_pipelined": 15_477, "unrolled": 15_086}
+REFERENCE = {"rolled": 19_106, "software_pipelined": 15_477, "software_pipelined_rolled": 15_477, "unrolled": 15_086}
 RATES = builtin_rates("rngd")
 
 
 @pytest.fixture(scope="module")
 def schedules():
     return {k.name: schedule_artifact(parse_visa(npu_opt.compile(k).text))
-            for k in (db.rolled, db.software_pipelined, db.unrolled)}
+            for k in (db.rolled, db.software_pipelined, db.unrolled, forms.software_pipelined_rolled)}
 
 
 def _error(schedules, name):
@@ -87,14 +93,17 @@ def test_the_rolled_form_is_one_rolled_loop_of_one_body():
     assert "start=%" in next(line for line in text.splitlines() if "= commit " in line)
 
 
-def test_the_unrolled_form_cannot_overlap_because_every_group_reuses_trf_row_0(schedules):
-    # the reference models it at 15,086 by staging alternate groups into the TRF's halves;
-    # here the staging of group g + 1 waits for the contraction of group g (WAR on its rows)
+def test_the_unrolled_form_alternates_the_trf_regions_and_overlaps(schedules):
+    # the reference stages alternate groups into the TRF's halves; here the lowering keeps each
+    # group off the previous group's rows (0 and 4 by parity), so staging group g + 1 runs
+    # while group g is contracted: no stage waits for a contraction (WAR)
+    text = npu_opt.compile(db.unrolled).text
+    assert [int(r) for r in re.findall(r"= trf_load .* base_row=(\d+) ", text)] == [0, 4] * 10
     s = schedules["unrolled"]
-    assert s.makespan == schedules["rolled"].makespan
     stages = [slot for slot in s.slots if slot.step.context == "sub"][1:]
-    assert all(slot.wait.kind == "dependency" and slot.wait.what.startswith("WAR on trf[0, 4)") for slot in stages)
-    assert 0.2 < _error(schedules, "unrolled") < 0.3
+    assert not any(slot.wait.kind == "dependency" and slot.wait.what.startswith("WAR on trf") for slot in stages)
+    assert s.makespan < schedules["rolled"].makespan
+    assert abs(_error(schedules, "unrolled")) < 0.12
 
 
 def test_the_pipelined_form_overlaps_staging_with_contraction(schedules):
@@ -107,10 +116,21 @@ def test_the_pipelined_form_overlaps_staging_with_contraction(schedules):
     assert second_stage.start < first_contract.end
 
 
+def test_the_three_forms_model_in_the_references_order_near_its_figures(schedules):
+    # the reference: unrolled 15,086 <= two-stage pipeline 15,477 < rolled 19,106; the pipeline
+    # as the reference writes it, its pair loop rolled (`ctx.loop`)
+    unrolled, pipelined, rolled = (schedules[k].makespan for k in ("unrolled", "software_pipelined_rolled", "rolled"))
+    assert unrolled <= pipelined < rolled
+    assert abs(_error(schedules, "rolled")) < 0.02
+    assert abs(_error(schedules, "software_pipelined_rolled")) < 0.05
+    assert abs(_error(schedules, "unrolled")) < 0.12
+
+
 def test_the_tuning_guide_quotes_these_makespans(schedules):
     # docs/tuning.md, "How close the model is": the model column is what the model gives
     page = (Path(__file__).parents[3] / "docs" / "tuning.md").read_text()
-    for form, name in (("rolled loop", "rolled"), ("two-stage software pipeline", "software_pipelined"),
+    for form, name in (("rolled loop", "rolled"), ("two-stage software pipeline", "software_pipelined_rolled"),
+                       ("two-stage software pipeline, pair loop unrolled", "software_pipelined"),
                        ("fully unrolled", "unrolled")):
         s = schedules[name]
         row = f"| {form} | {REFERENCE[name]:,} | {s.makespan:,} | {100 * _error(schedules, name):+.1f} % |"

@@ -8,8 +8,10 @@ software pipeline 15,477 cycles, unrolled 15,086).
   pairs do not overlap, as in the reference: 15,950 cycles, +3.1 % (the Python `for` over the
   pairs, whose pairs overlap, models at 13,304, -14 %).
 - The alternating kernel's groups sit in TRF rows [0, 4) and [4, 8) by parity, so staging
-  group g + 1 overlaps contracting group g: 13,304 cycles, against 18,890 for the unrolled
-  kernel whose groups all take row 0, and -11.8 % against the reference's 15,086.
+  group g + 1 overlaps contracting group g: 13,304 cycles, -11.8 % against the reference's
+  15,086. The unrolled kernel, written without the alternation, gets the same rows from the
+  lowering (a TRF tensor made outside a rolled loop keeps off the previous one's rows) and
+  the same makespan; before the lowering alternated, its groups all took row 0 (18,890).
 """
 
 from __future__ import annotations
@@ -72,5 +74,5 @@ def test_the_alternating_kernel_puts_groups_in_the_trf_halves_by_parity():
 
 def test_the_alternating_kernel_overlaps_staging_with_contraction(makespans):
     got = makespans["alternating"]
-    assert got < makespans["unrolled"]
+    assert got == makespans["unrolled"] < makespans["rolled"]   # the lowering alternates the unrolled kernel alike
     assert abs(got / REFERENCE["unrolled"] - 1) < 0.15
