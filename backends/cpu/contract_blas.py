@@ -30,6 +30,8 @@ the backend's float threads instead (numpy releases the GIL inside them).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
@@ -117,15 +119,40 @@ def _widened(raw: np.ndarray, gather: Gather) -> np.ndarray:
     it): the gather, the transpose and the widening in one pass over the cells."""
     half = raw.view(np.uint16).reshape(raw.shape[0], -1)
     rows, (i, g, r, n) = half.shape[0], gather.groups
-    if gather.offset is not None:
+    out = np.empty((rows, n, i, g * r), np.uint32)
+    if gather.offset is not None:  # read in place over the digits (no copy to merge them)
         view = as_strided(half[:, gather.offset:], shape=(rows, *gather.shape),
                           strides=(half.strides[0], *(st * half.itemsize for st in gather.strides)),
-                          writeable=False).reshape(rows, i, g, r, n)
+                          writeable=False)
+        target = _digit_order(out, gather)
+        if target is not None:
+            np.left_shift(view, np.uint32(16), out=target)
+            return out.view(np.float32)
+        view = view.reshape(rows, i, g, r, n)
     else:
         view = half[:, gather.index.reshape(-1)].reshape(rows, i, g, r, n)
-    out = np.empty((rows, n, i, g * r), np.uint32)
     np.left_shift(view.transpose(0, 4, 1, 2, 3), np.uint32(16), out=out.reshape(rows, n, i, g, r))
     return out.view(np.float32)
+
+
+def _digit_order(out: np.ndarray, gather: Gather) -> np.ndarray | None:
+    """`out` (rows, N', I, g R) as a view over `gather`'s digits in their own order (I's,
+    then g's and R's, then N''s: consecutive digits make up each group), or None when the
+    digits do not split so."""
+    shape, bounds, k = gather.shape, [0], 0
+    for size in gather.groups[:3]:  # the digits of I, g and R (N' takes the rest)
+        prod = 1
+        while k < len(shape) and prod < size:
+            prod *= shape[k]
+            k += 1
+        if prod != size:
+            return None
+        bounds.append(k)
+    if math.prod(shape[k:]) != gather.groups[3]:
+        return None
+    ci, cgr, cn = bounds[1], bounds[3] - bounds[1], len(shape) - bounds[3]
+    inner = out.reshape(out.shape[0], *shape[ci + cgr:], *shape[:ci], *shape[ci:ci + cgr])
+    return inner.transpose(0, *range(1 + cn, 1 + cn + ci + cgr), *range(1, 1 + cn))
 
 
 def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray, np.ndarray], plan,

@@ -33,10 +33,11 @@ from ir.spm import spm_as_hbm
 from ir.spm_ops import SpmToDm, ToSpm
 from ir.vrf_ops import ToVrf
 
-from ir.regions import LoopRun, extend_reads, loops
+from ir.regions import LoopRun, closes_region, extend_reads, loops
+from ir.runtime_ops import GuardBegin, GuardEnd
 from backends.cpu import arena, compact, compact_moves, layout, lazy_rows, moves, row_classes, runtime, views
 from backends.cpu.lru import ByObject
-from backends.cpu.handlers import HANDLERS, handles, takes_compact, takes_lazy, takes_options
+from backends.cpu.handlers import HANDLERS, handles, takes_compact, takes_lazy
 from backends.cpu.options import DEFAULT, CpuOptions
 
 __all__ = ["execute_inout"]
@@ -166,30 +167,52 @@ def _root(buf: np.ndarray) -> np.ndarray:
         buf = base
 
 
-def _recycle(pending: list[np.ndarray], env: dict[int, Any], params: Sequence[Any], finals: list[Any]) -> None:
+class _Waiting:
+    """A dead value's scratch waiting for the arena, and the ids of the held values that
+    shared its memory when last looked at (None: not looked at yet; -1 a parameter or a
+    final): only their release can free it, so it is looked at again only then."""
+
+    __slots__ = ("raw", "blockers")
+
+    def __init__(self, raw: np.ndarray) -> None:
+        self.raw = raw
+        self.blockers: set[int] | None = None
+
+
+def _recycle(pending: list[_Waiting], env: dict[int, Any], params: Sequence[Any], finals: list[Any],
+             released: set[int]) -> None:
     """Give the arena buffers of `pending` (values read for the last time) back to the run's
     arena (backends/cpu/arena.py) once nothing still held shares them: no value, parameter
-    or final. While a held value is of a kind whose memory is not known, all wait."""
-    owners: set[int] = set()  # arrays owning their memory that a held value views (none is raw but raw)
-    loose = []  # held arrays whose memory's owner is not an array: compared by address
-    for x in (*env.values(), *params, *finals):
+    or final. While a held value is of a kind whose memory is not known, all wait. Only
+    the buffers not looked at yet, or waiting on a value of `released` (ids let go of
+    since), are looked at."""
+    due = [w for w in pending if w.blockers is None or not w.blockers.isdisjoint(released)]
+    if not due:
+        return
+    owners: dict[int, set[int]] = {}  # id of an array owning its memory -> the ids of held values viewing it
+    loose: list[tuple[int, np.ndarray]] = []  # held arrays whose memory's owner is not an array: by address
+    unknown: set[int] = set()  # held values whose memory `_memory` does not tell
+    held = [*env.items(), *((-1, x) for x in params), *((-1, x) for x in finals)]
+    for key, x in held:
         a = _memory(x)
         if a is None:
-            if x is not None:  # memory `_memory` does not tell: a contraction stage's object may hold arrays
-                return
+            if x is not None:  # a contraction stage's object may hold arrays
+                unknown.add(key)
             continue
         root = _root(a)
         if root.base is None:
-            owners.add(id(root))
+            owners.setdefault(id(root), set()).add(key)
         else:
-            loose.append(a)
-    waiting = []
-    for raw in pending:
-        if id(raw) in owners or any(np.may_share_memory(raw, other) for other in loose):
-            waiting.append(raw)
+            loose.append((key, a))
+    for w in due:
+        blockers = set(unknown) | owners.get(id(w.raw), set())
+        blockers.update(key for key, other in loose if np.may_share_memory(w.raw, other))
+        if blockers:
+            w.blockers = blockers
         else:
-            arena.give_back_raw(raw)
-    pending[:] = waiting
+            arena.give_back_raw(w.raw)
+            w.blockers = set()  # given back: dropped below
+    pending[:] = [w for w in pending if w.blockers != set()]
 
 
 def _scratch_root(value: Any) -> np.ndarray | None:
@@ -215,6 +238,7 @@ class _Step:
     last: tuple[int, ...]
     compact: bool = False
     fresh: bool | None = None
+    bracket: bool = True  # a region's opener or end (a loop's, a guard's): `_steer` looks at it
 
 
 _STEPS: ByObject[tuple[_Step, ...]] = ByObject()
@@ -239,6 +263,10 @@ def _steps(kernel: Kernel) -> tuple[_Step, ...]:
     fed = compact.read_full(steps)
     steps = [attrs.evolve(s, fresh=s.result not in fed) if HANDLERS.facts(type(s.op)).get("makes_compact") else s
              for s in steps]
+    brackets = {r.begin for r in loops(kernel.ops)} | {r.end for r in loops(kernel.ops)}
+    steps = [attrs.evolve(s, bracket=position in brackets or isinstance(s.op, (GuardBegin, GuardEnd))
+                          or closes_region(s.op))
+             for position, s in enumerate(steps)]
     return _STEPS.put(kernel, tuple(steps))
 
 
@@ -258,14 +286,25 @@ def _may_fault(kernel: Kernel) -> bool:
     return found
 
 
+def _handler(op_cls: type, found: dict[type, tuple[Any, dict[str, Any]]]) -> tuple[Any, dict[str, Any]]:
+    """(handler, facts) of `op_cls`, looked up once per run (`found`: this run's)."""
+    entry = found.get(op_cls)
+    if entry is None:
+        entry = found[op_cls] = (HANDLERS.get(op_cls), HANDLERS.facts(op_cls))
+    return entry
+
+
 def _keywords(step: _Step, options: CpuOptions, env: dict[int, Any], params: Sequence[Any],
-              finals: list[Any], inplace: frozenset[int] = frozenset()) -> dict[str, Any]:
+              finals: list[Any], inplace: frozenset[int] = frozenset(),
+              facts: dict[str, Any] | None = None) -> dict[str, Any]:
     """The keywords the handler of `step` takes: the options, whether it may make a
-    `Compact`, whether it owns its donated operand."""
-    kwargs: dict[str, Any] = {"options": options} if takes_options(type(step.op)) else {}
+    `Compact`, whether it owns its donated operand. `facts`: the handler's (looked up if None)."""
+    if facts is None:
+        facts = HANDLERS.facts(type(step.op))
+    kwargs: dict[str, Any] = {"options": options} if facts.get("options") else {}
     if step.fresh is not None:
         kwargs["compact"] = step.fresh
-    donate = HANDLERS.facts(type(step.op)).get("donate")
+    donate = facts.get("donate")
     if donate is not None:
         kwargs["owned"] = _owned(step, donate, env, params, finals, inplace)
     return kwargs
@@ -312,48 +351,55 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray], options: CpuOpti
     env: dict[int, Any] = {}
     results: tuple[np.ndarray, ...] = ()
     finals: list[np.ndarray] = []
-    pending: list[np.ndarray] = []  # scratch of dead values, for the arena once nothing shares it
+    pending: list[_Waiting] = []  # scratch of dead values, for the arena once nothing shares it
     marks = views.uninit_tracker(options)
     if inplace and (marks is not None or _may_fault(kernel)):
         inplace = frozenset()
     guards = runtime.Guards()  # open `ctx.when` blocks (docs/runtime.md)
     steps, rolled = _steps(kernel), _rolled(kernel)  # rolled loops (docs/loops.md) walk a body again
+    handlers: dict[type, tuple[Any, dict[str, Any]]] = {}  # looked up once per run (a test may swap one)
     position = -1
     while position + 1 < len(steps):
         op = (step := steps[position := position + 1]).op
         if isinstance(op, Param):
             env[step.result] = params[op.index]
             continue
-        steered = _steer(position, op, env, guards, rolled)
-        if steered is not None:
-            position = steered - 1
-            continue
+        if step.bracket or guards.false_from is not None:
+            for w in pending:  # a loop's carried tensors and skipped results replace held values
+                w.blockers = None
+            steered = _steer(position, op, env, guards, rolled)
+            if steered is not None:
+                position = steered - 1
+                continue
         if isinstance(op, Final):
             _final(step, env, finals, marks)
+            for w in pending:  # its value may have been made the full buffer
+                w.blockers = None
             continue
-        freed = False  # whether a held value let go of memory (then the pending scratch is looked at)
+        released: set[int] = set()  # held values let go of (then the pending scratch is looked at)
         if not (step.lazy and step.compact):  # a move not copied yet, or a value of live rows
             for v in step.operands:  # only, is made the full buffer for this consumer, once
                 before, env[v] = env[v], compact_moves.prepare(env[v], step.lazy, step.compact)
-                freed = freed or env[v] is not before
+                if env[v] is not before:
+                    released.add(v)
         args = [env[v] for v in step.operands]
         if marks is not None:
             marks.before(op)
         if isinstance(op, Return):
             results = tuple(args)
             continue
-        handler = HANDLERS.get(type(op))
+        handler, facts = _handler(type(op), handlers)
         if handler is None:
             raise InternalError(f"the cpu backend cannot execute `{op.text()}`")
-        kwargs = _keywords(step, options, env, params, finals, inplace)
+        kwargs = _keywords(step, options, env, params, finals, inplace, facts)
         env[step.result] = handler(op, *args, **kwargs)
         if marks is not None:
             marks.after(op, np.shape(env[step.result]), env)
         for v in step.last:
-            freed = True
+            released.add(v)
             raw = _scratch_root(env.pop(v, None))
-            if raw is not None and not any(raw is r for r in pending):
-                pending.append(raw)
-        if pending and freed:
-            _recycle(pending, env, params, finals)
+            if raw is not None and not any(raw is w.raw for w in pending):
+                pending.append(_Waiting(raw))
+        if pending and released:
+            _recycle(pending, env, params, finals, released)
     return results, tuple(finals)

@@ -120,6 +120,27 @@ def test_widened_reads_the_layout_cells(strided: bool) -> None:
         assert got[row, nn, ii, kk] == values[row, index[ii, kk // r, kk % r, nn]]
 
 
+def test_widened_reads_a_layout_of_several_digits_per_group() -> None:
+    """`_widened` over a strided gather whose groups are made of several digits each (I of
+    two, g R of three, N' of two, a digit of size 1 among them), the digits' strides in no
+    group order: the cells (classes, N', I, g R), against an index-by-index reading."""
+    rng = np.random.default_rng(4)
+    shape = (3, 2, 2, 1, 2, 2, 2, 2)  # I = 3 x 2, g = 2, R = 1 x 2 x 2, N' = 2 x 2
+    strides = (1, 96, 3, 0, 48, 24, 6, 12)
+    raw = f32_to_bf16_bits(rng.integers(-100, 100, (4, 200)).astype(np.float32))
+    index = 5 + sum(np.arange(n).reshape([-1 if d == k else 1 for d in range(len(shape))]) * st
+                    for k, (n, st) in enumerate(zip(shape, strides)))
+    i, g, r, n = 6, 2, 4, 4
+    gather = Gather(digits=tuple(range(len(shape))), groups=(i, g, r, n), index=index, offset=5, shape=shape,
+                    strides=strides)
+    got = contract_blas._widened(raw, gather)
+    assert got.dtype == np.float32 and got.shape == (4, n, i, g * r)
+    values = (raw.astype(np.uint32) << 16).view(np.float32)
+    cells = index.reshape(i, g, r, n)
+    for row, nn, ii, kk in np.ndindex(*got.shape):
+        assert got[row, nn, ii, kk] == values[row, cells[ii, kk // r, kk % r, nn]]
+
+
 @pytest.mark.parametrize("permutation", [True, False])
 def test_placed_puts_each_value_at_its_cells(permutation: bool) -> None:
     """`_placed`: acc (rows, N', I, J) at the cells `dest` (I, J, N', Z) names, repeated over
