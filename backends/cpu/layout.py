@@ -22,7 +22,7 @@ from ir.types import CStreamType, DmType, HbmType, StreamType, TrfType, Type, Vr
 
 __all__ = [
     "storage_dtype", "shape_of", "spatial_levels", "local_levels", "live_rows", "n_rows",
-    "rows_view", "from_rows", "local_pad", "zero_padding",
+    "rows_view", "from_rows", "local_pad", "zero_padding", "even_rows",
 ]
 
 _STAGING = {"i5": np.dtype(np.int8), "i9": np.dtype(np.int16)}
@@ -79,6 +79,11 @@ def _spatial(levels: tuple[Mapping, ...]) -> tuple[int, tuple[int, ...], np.ndar
     `levels`: found once per layout (a traced kernel steps the same types every run)."""
     rows = _live_rows(levels)
     return pair_all(list(levels)).size, tuple(mp.size for mp in levels), rows, _even(rows)
+
+
+def even_rows(t: Type) -> slice | None:
+    """The live spatial rows of `t` as a slice when they are evenly spaced, else None."""
+    return _spatial(spatial_levels(t))[3]
 
 
 def n_rows(t: Type) -> int:
