@@ -179,8 +179,26 @@ class _Waiting:
         self.blockers: set[int] | None = None
 
 
+def _held(x: Any, known: dict[int, tuple[Any, str, Any]]) -> tuple[str, Any]:
+    """What memory a held value `x` keeps: ("owner", id of the array owning it), ("loose",
+    the array: its owner is no array), ("unknown", None: a contraction stage's object may
+    hold arrays) or ("none", None); found once per value object (`known`, by id, the
+    object kept with it; the executor drops an entry when its value is let go of)."""
+    found = known.get(id(x))
+    if found is not None and found[0] is x:
+        return found[1], found[2]
+    a = _memory(x)
+    if a is None:
+        kind, what = ("unknown" if x is not None else "none"), None
+    else:
+        root = _root(a)
+        kind, what = ("owner", id(root)) if root.base is None else ("loose", a)
+    known[id(x)] = (x, kind, what)
+    return kind, what
+
+
 def _recycle(pending: list[_Waiting], env: dict[int, Any], params: Sequence[Any], finals: list[Any],
-             released: set[int]) -> None:
+             released: set[int], known: dict[int, tuple[Any, str, Any]]) -> None:
     """Give the arena buffers of `pending` (values read for the last time) back to the run's
     arena (backends/cpu/arena.py) once nothing still held shares them: no value, parameter
     or final. While a held value is of a kind whose memory is not known, all wait. Only
@@ -194,16 +212,13 @@ def _recycle(pending: list[_Waiting], env: dict[int, Any], params: Sequence[Any]
     unknown: set[int] = set()  # held values whose memory `_memory` does not tell
     held = [*env.items(), *((-1, x) for x in params), *((-1, x) for x in finals)]
     for key, x in held:
-        a = _memory(x)
-        if a is None:
-            if x is not None:  # a contraction stage's object may hold arrays
-                unknown.add(key)
-            continue
-        root = _root(a)
-        if root.base is None:
-            owners.setdefault(id(root), set()).add(key)
-        else:
-            loose.append((key, a))
+        kind, what = _held(x, known)
+        if kind == "owner":
+            owners.setdefault(what, set()).add(key)
+        elif kind == "loose":
+            loose.append((key, what))
+        elif kind == "unknown":
+            unknown.add(key)
     for w in due:
         blockers = set(unknown) | owners.get(id(w.raw), set())
         blockers.update(key for key, other in loose if np.may_share_memory(w.raw, other))
@@ -352,6 +367,7 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray], options: CpuOpti
     results: tuple[np.ndarray, ...] = ()
     finals: list[np.ndarray] = []
     pending: list[_Waiting] = []  # scratch of dead values, for the arena once nothing shares it
+    known: dict[int, tuple[Any, str, Any]] = {}  # the memory each held value keeps (`_held`)
     marks = views.uninit_tracker(options)
     if inplace and (marks is not None or _may_fault(kernel)):
         inplace = frozenset()
@@ -382,6 +398,7 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray], options: CpuOpti
                 before, env[v] = env[v], compact_moves.prepare(env[v], step.lazy, step.compact)
                 if env[v] is not before:
                     released.add(v)
+                    known.pop(id(before), None)
         args = [env[v] for v in step.operands]
         if marks is not None:
             marks.before(op)
@@ -397,9 +414,11 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray], options: CpuOpti
             marks.after(op, np.shape(env[step.result]), env)
         for v in step.last:
             released.add(v)
-            raw = _scratch_root(env.pop(v, None))
+            gone = env.pop(v, None)
+            known.pop(id(gone), None)
+            raw = _scratch_root(gone)
             if raw is not None and not any(raw is w.raw for w in pending):
                 pending.append(_Waiting(raw))
         if pending and released:
-            _recycle(pending, env, params, finals, released)
+            _recycle(pending, env, params, finals, released, known)
     return results, tuple(finals)

@@ -141,6 +141,36 @@ def test_widened_reads_a_layout_of_several_digits_per_group() -> None:
         assert got[row, nn, ii, kk] == values[row, cells[ii, kk // r, kk % r, nn]]
 
 
+def test_k_order_reads_a_by_its_smallest_stride_and_keeps_the_pairs() -> None:
+    """`_k_order`: K's digits (bit-reversed leaves here, strides 1, 2, 4 outermost first) in
+    the order that reads the stream operand A with its smallest stride innermost, the same
+    for W; the widened operands then hold the same (A, W) pairs along K, only permuted, so
+    every product and sum is the layout order's."""
+    rng = np.random.default_rng(6)
+    raw_a = f32_to_bf16_bits(rng.integers(-100, 100, (3, 64)).astype(np.float32))
+    raw_w = f32_to_bf16_bits(rng.integers(-100, 100, (2, 96)).astype(np.float32))
+    # A: I = 4 (stride 16), K = 2 x 2 x 2 (strides 1, 2, 4: leaves bit-reversed), N' = 1
+    a = Gather(digits=(0, 5, 6, 7), groups=(4, 2, 4, 1), index=np.zeros(1, np.int64), offset=3,
+               shape=(4, 2, 2, 2), strides=(16, 1, 2, 4))
+    # W: J = 3 (stride 24), the same K digits with strides 3, 6, 12, N' = 1
+    w = Gather(digits=(1, 5, 6, 7), groups=(3, 2, 4, 1), index=np.zeros(1, np.int64), offset=1,
+               shape=(3, 2, 2, 2), strides=(24, 3, 6, 12))
+    order = contract_blas._k_order(a, w)
+    assert order == (2, 1, 0)
+    plain_a, plain_w = contract_blas._widened(raw_a, a), contract_blas._widened(raw_w, w)
+    fa, fw = contract_blas._widened(raw_a, a, order), contract_blas._widened(raw_w, w, order)
+    assert fa.shape == plain_a.shape == (3, 1, 4, 8) and fw.shape == plain_w.shape == (2, 1, 3, 8)
+    perm = np.arange(8).reshape(2, 2, 2).transpose(order).reshape(-1)  # K position -> layout position
+    np.testing.assert_array_equal(fa, plain_a[..., perm])
+    np.testing.assert_array_equal(fw, plain_w[..., perm])
+    values = (raw_a.astype(np.uint32) << 16).view(np.float32)
+    np.testing.assert_array_equal(fa[0, 0, 0], values[0, 3 + np.arange(8)])  # A's cells read in a run
+    np.testing.assert_array_equal(np.einsum("xnik,ynjk->xyij", fa, fw), np.einsum("xnik,ynjk->xyij", plain_a, plain_w))
+    w_other = Gather(digits=(1, 5, 7, 6), groups=(3, 2, 4, 1), index=np.zeros(1, np.int64), offset=1,
+                     shape=(3, 2, 2, 2), strides=(24, 3, 6, 12))
+    assert contract_blas._k_order(a, w_other) is None  # other K digits: the layout's order
+
+
 @pytest.mark.parametrize("permutation", [True, False])
 def test_placed_puts_each_value_at_its_cells(permutation: bool) -> None:
     """`_placed`: acc (rows, N', I, J) at the cells `dest` (I, J, N', Z) names, repeated over
