@@ -134,7 +134,7 @@ def _operand_rows(buf: np.ndarray | LazyRows, t: StreamType | TrfType) -> np.nda
     live = layout.live_rows(t)
     if len(live) == buf.n_rows:
         return buf
-    even = layout._even(live)
+    even = layout.even_rows(t)
     if even is not None:
         return buf.rows(even)
     return _rows2d(lazy_rows.materialize(buf), t)
