@@ -142,11 +142,12 @@ def _owned(step: "_Step", index: int, env: dict[int, Any], params: Sequence[Any]
     `inplace` aside: their memory is theirs to write, `execute_inout`)."""
     v = step.operands[index]
     buf = env[v]
-    if v not in step.last or step.operands.count(v) != 1 or not isinstance(buf, np.ndarray) \
+    if (v not in step.last and not step.carried) or step.operands.count(v) != 1 or not isinstance(buf, np.ndarray) \
             or not buf.flags.writeable or not buf.flags.c_contiguous:
         return False
     kept = [x for k, x in enumerate(params) if k not in inplace]
-    held = [_memory(x) for k, x in env.items() if k != v] + [_memory(x) for x in (*kept, *finals)]
+    # the step's own result id may still hold an earlier iteration's version: replaced here
+    held = [_memory(x) for k, x in env.items() if k not in (v, step.result)] + [_memory(x) for x in (*kept, *finals)]
     if any(other is not None and np.may_share_memory(buf, other) for other in held):
         return False
     root = buf
@@ -254,6 +255,7 @@ class _Step:
     compact: bool = False
     fresh: bool | None = None
     bracket: bool = True  # a region's opener or end (a loop's, a guard's): `_steer` looks at it
+    carried: bool = False  # its donated operand is a loop's carried tensor this step's result replaces (`_carried`)
 
 
 _STEPS: ByObject[tuple[_Step, ...]] = ByObject()
@@ -278,11 +280,36 @@ def _steps(kernel: Kernel) -> tuple[_Step, ...]:
     fed = compact.read_full(steps)
     steps = [attrs.evolve(s, fresh=s.result not in fed) if HANDLERS.facts(type(s.op)).get("makes_compact") else s
              for s in steps]
-    brackets = {r.begin for r in loops(kernel.ops)} | {r.end for r in loops(kernel.ops)}
+    spans = loops(kernel.ops)
+    brackets = {r.begin for r in spans} | {r.end for r in spans}
+    carried = _carried(steps, spans)
     steps = [attrs.evolve(s, bracket=position in brackets or isinstance(s.op, (GuardBegin, GuardEnd))
-                          or closes_region(s.op))
+                          or closes_region(s.op), carried=position in carried)
              for position, s in enumerate(steps)]
     return _STEPS.put(kernel, tuple(steps))
+
+
+def _carried(steps: Sequence[_Step], spans: Sequence[Any]) -> set[int]:
+    """Positions of the steps that write a loop's carried tensor in place, the last time the
+    iteration reads it: a step of the loop's own body (no inner loop's) whose handler
+    donates that operand, whose result the loop carries into it (`ir.regions.carried`),
+    after which no step of the body reads it again. The loop's end replaces the tensor by
+    that result, so its old version is read for the last time there, though the loop
+    reads the tensor again (`extend_reads`) and `last` cannot say so."""
+    found = set()
+    for r in spans:
+        carry = LoopRun.of([s.op for s in steps]).carry.get(r.begin, {})
+        inner = [q for q in spans if q is not r and r.begin < q.begin < r.end]
+        for tensor, version in carry.items():
+            at = next((p for p in range(r.begin + 1, r.end) if steps[p].result == version), None)
+            if at is None or any(q.holds(at) for q in inner):
+                continue
+            donate = HANDLERS.facts(type(steps[at].op)).get("donate")
+            if donate is None or steps[at].operands[donate] != tensor \
+                    or any(tensor in steps[p].operands for p in range(at + 1, r.end)):
+                continue
+            found.add(at)
+    return found
 
 
 _FAULTS: ByObject[bool] = ByObject()
