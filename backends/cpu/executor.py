@@ -296,9 +296,10 @@ def _carried(steps: Sequence[_Step], spans: Sequence[Any]) -> set[int]:
     after which no step of the body reads it again. The loop's end replaces the tensor by
     that result, so its old version is read for the last time there, though the loop
     reads the tensor again (`extend_reads`) and `last` cannot say so."""
-    found = set()
+    found: set[int] = set()
+    carries = LoopRun.of([s.op for s in steps]).carry if spans else {}
     for r in spans:
-        carry = LoopRun.of([s.op for s in steps]).carry.get(r.begin, {})
+        carry = carries.get(r.begin, {})
         inner = [q for q in spans if q is not r and r.begin < q.begin < r.end]
         for tensor, version in carry.items():
             at = next((p for p in range(r.begin + 1, r.end) if steps[p].result == version), None)
