@@ -12,6 +12,8 @@ import pytest
 
 import npu_opt
 from ir.resident import DmBuffer
+from ir.runtime_ops import LoopBegin
+from backends import get_backend
 from backends.cpu import CpuBackend, CpuOptions, executor, layout, views
 from backends.cpu.handlers import HANDLERS
 from ir.mapping import m
@@ -19,6 +21,7 @@ from ir.mapping.live import live_positions
 from ir.view_ops import ToView
 from npu_opt import axes
 
+from benchmarks.drawn_kernels import draw
 from tests.backends.examples import example
 from tests.runtime import tile_kernels as tk
 from tests.topology import gather_kernels as g
@@ -239,10 +242,6 @@ def test_a_rolled_loop_writes_its_carried_tensor_in_place(monkeypatch):
     for the last time (the loop's end replaces it by the result), so the executor hands it
     over (`_carried`) instead of the whole tensor being copied per tile; the bits equal the
     VISA interpreter's and a numpy oracle's, and the operands are left as they were."""
-    from backends import get_backend
-    from benchmarks.drawn_kernels import draw
-    from ir.runtime_ops import LoopBegin
-
     d = draw(63, 1, scale="small", dtypes=("bf16:f32",))[0]
     assert any(isinstance(op, LoopBegin) for op in d.kernel.trace("rngd").kernel.ops), d.layout
     seen = []
