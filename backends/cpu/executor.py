@@ -35,8 +35,9 @@ from ir.vrf_ops import ToVrf
 
 from ir.regions import LoopRun, closes_region, extend_reads, loops
 from ir.runtime_ops import GuardBegin, GuardEnd
-from backends.cpu import arena, compact, compact_moves, layout, lazy_rows, moves, row_classes, runtime, views
+from backends.cpu import compact, compact_moves, layout, lazy_rows, moves, row_classes, runtime, views
 from backends.cpu.lru import ByObject
+from backends.cpu.scratch import Scratch, memory
 from backends.cpu.handlers import HANDLERS, handles, takes_compact, takes_lazy
 from backends.cpu.options import DEFAULT, CpuOptions
 
@@ -127,14 +128,6 @@ def _commit_trim(op: CommitTrim, src: Any) -> Any:
 
 
 
-def _memory(value: Any) -> np.ndarray | None:
-    """The array whose memory `value` reads (a `LazyRows` reads its base)."""
-    if isinstance(value, np.ndarray):
-        return value
-    base = getattr(value, "base", None)
-    return base if isinstance(base, np.ndarray) else None
-
-
 def _owned(step: "_Step", index: int, env: dict[int, Any], params: Sequence[Any], finals: list[Any],
            inplace: frozenset[int] = frozenset()) -> bool:
     """Whether operand `index` of `step` may be written in place: read for the last time
@@ -147,7 +140,7 @@ def _owned(step: "_Step", index: int, env: dict[int, Any], params: Sequence[Any]
         return False
     kept = [x for k, x in enumerate(params) if k not in inplace]
     # the step's own result id may still hold an earlier iteration's version: replaced here
-    held = [_memory(x) for k, x in env.items() if k not in (v, step.result)] + [_memory(x) for x in (*kept, *finals)]
+    held = [memory(x) for k, x in env.items() if k not in (v, step.result)] + [memory(x) for x in (*kept, *finals)]
     if any(other is not None and np.may_share_memory(buf, other) for other in held):
         return False
     root = buf
@@ -155,89 +148,6 @@ def _owned(step: "_Step", index: int, env: dict[int, Any], params: Sequence[Any]
         root = root.base
     row_classes.forget(root)  # its rows are about to change
     return True
-
-
-def _root(buf: np.ndarray) -> np.ndarray:
-    """The array owning `buf`'s memory (through views, and the holder `as_strided` puts between)."""
-    while True:
-        base = buf.base
-        if base is not None and not isinstance(base, np.ndarray):
-            base = getattr(base, "base", None)
-        if not isinstance(base, np.ndarray):
-            return buf
-        buf = base
-
-
-class _Waiting:
-    """A dead value's scratch waiting for the arena, and the ids of the held values that
-    shared its memory when last looked at (None: not looked at yet; -1 a parameter or a
-    final): only their release can free it, so it is looked at again only then."""
-
-    __slots__ = ("raw", "blockers")
-
-    def __init__(self, raw: np.ndarray) -> None:
-        self.raw = raw
-        self.blockers: set[int] | None = None
-
-
-def _held(x: Any, known: dict[int, tuple[Any, str, Any]]) -> tuple[str, Any]:
-    """What memory a held value `x` keeps: ("owner", id of the array owning it), ("loose",
-    the array: its owner is no array), ("unknown", None: a contraction stage's object may
-    hold arrays) or ("none", None); found once per value object (`known`, by id, the
-    object kept with it; the executor drops an entry when its value is let go of)."""
-    found = known.get(id(x))
-    if found is not None and found[0] is x:
-        return found[1], found[2]
-    a = _memory(x)
-    if a is None:
-        kind, what = ("unknown" if x is not None else "none"), None
-    else:
-        root = _root(a)
-        kind, what = ("owner", id(root)) if root.base is None else ("loose", a)
-    known[id(x)] = (x, kind, what)
-    return kind, what
-
-
-def _recycle(pending: list[_Waiting], env: dict[int, Any], params: Sequence[Any], finals: list[Any],
-             released: set[int], known: dict[int, tuple[Any, str, Any]]) -> None:
-    """Give the arena buffers of `pending` (values read for the last time) back to the run's
-    arena (backends/cpu/arena.py) once nothing still held shares them: no value, parameter
-    or final. While a held value is of a kind whose memory is not known, all wait. Only
-    the buffers not looked at yet, or waiting on a value of `released` (ids let go of
-    since), are looked at."""
-    due = [w for w in pending if w.blockers is None or not w.blockers.isdisjoint(released)]
-    if not due:
-        return
-    owners: dict[int, set[int]] = {}  # id of an array owning its memory -> the ids of held values viewing it
-    loose: list[tuple[int, np.ndarray]] = []  # held arrays whose memory's owner is not an array: by address
-    unknown: set[int] = set()  # held values whose memory `_memory` does not tell
-    held = [*env.items(), *((-1, x) for x in params), *((-1, x) for x in finals)]
-    for key, x in held:
-        kind, what = _held(x, known)
-        if kind == "owner":
-            owners.setdefault(what, set()).add(key)
-        elif kind == "loose":
-            loose.append((key, what))
-        elif kind == "unknown":
-            unknown.add(key)
-    for w in due:
-        blockers = set(unknown) | owners.get(id(w.raw), set())
-        blockers.update(key for key, other in loose if np.may_share_memory(w.raw, other))
-        if blockers:
-            w.blockers = blockers
-        else:
-            arena.give_back_raw(w.raw)
-            w.blockers = set()  # given back: dropped below
-    pending[:] = [w for w in pending if w.blockers != set()]
-
-
-def _scratch_root(value: Any) -> np.ndarray | None:
-    """The large allocation `value` is (a view of), or None."""
-    buf = _memory(value)
-    if buf is None:
-        return None
-    raw = _root(buf)
-    return None if raw is buf or raw.nbytes < arena.MIN_BYTES else raw
 
 
 @attrs.frozen
@@ -394,8 +304,7 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray], options: CpuOpti
     env: dict[int, Any] = {}
     results: tuple[np.ndarray, ...] = ()
     finals: list[np.ndarray] = []
-    pending: list[_Waiting] = []  # scratch of dead values, for the arena once nothing shares it
-    known: dict[int, tuple[Any, str, Any]] = {}  # the memory each held value keeps (`_held`)
+    scratch = Scratch()  # dead values' scratch, for the arena once nothing shares it
     marks = views.uninit_tracker(options)
     if inplace and (marks is not None or _may_fault(kernel)):
         inplace = frozenset()
@@ -409,25 +318,16 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray], options: CpuOpti
             env[step.result] = params[op.index]
             continue
         if step.bracket or guards.false_from is not None:
-            for w in pending:  # a loop's carried tensors and skipped results replace held values
-                w.blockers = None
+            scratch.look_again()  # a loop's carried tensors and skipped results replace held values
             steered = _steer(position, op, env, guards, rolled)
             if steered is not None:
                 position = steered - 1
                 continue
         if isinstance(op, Final):
             _final(step, env, finals, marks)
-            for w in pending:  # its value may have been made the full buffer
-                w.blockers = None
+            scratch.look_again()  # its value may have been made the full buffer
             continue
-        released: set[int] = set()  # held values let go of (then the pending scratch is looked at)
-        if not (step.lazy and step.compact):  # a move not copied yet, or a value of live rows
-            for v in step.operands:  # only, is made the full buffer for this consumer, once
-                before, env[v] = env[v], compact_moves.prepare(env[v], step.lazy, step.compact)
-                if env[v] is not before:
-                    released.add(v)
-                    known.pop(id(before), None)
-        args = [env[v] for v in step.operands]
+        args = _operands(step, env, scratch)
         if marks is not None:
             marks.before(op)
         if isinstance(op, Return):
@@ -441,12 +341,18 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray], options: CpuOpti
         if marks is not None:
             marks.after(op, np.shape(env[step.result]), env)
         for v in step.last:
-            released.add(v)
-            gone = env.pop(v, None)
-            known.pop(id(gone), None)
-            raw = _scratch_root(gone)
-            if raw is not None and not any(raw is w.raw for w in pending):
-                pending.append(_Waiting(raw))
-        if pending and released:
-            _recycle(pending, env, params, finals, released, known)
+            scratch.dead(v, env.pop(v, None))
+        scratch.recycle(env, params, finals)
     return results, tuple(finals)
+
+
+def _operands(step: _Step, env: dict[int, Any], scratch: Scratch) -> list[Any]:
+    """The operands of `step` as its handler takes them: a move not copied yet, or a value
+    of live rows only, made the full buffer for a consumer that takes no such value, once
+    (the value replaced in `env` for every later reader)."""
+    if not (step.lazy and step.compact):
+        for v in step.operands:
+            before, env[v] = env[v], compact_moves.prepare(env[v], step.lazy, step.compact)
+            if env[v] is not before:
+                scratch.replaced(v, before)
+    return [env[v] for v in step.operands]
