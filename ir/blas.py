@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Iterator
+from typing import Any
 from contextlib import contextmanager
 from threadpoolctl import ThreadpoolController
 
@@ -31,7 +32,7 @@ def blas_threads(limit: int | None) -> Iterator[None]:
         return
     with _LIMIT_LOCK:
         if _LIMIT[0] == 0:
-            _LIMIT[1] = _controller().limit(limits=limit, user_api="blas")
+            _LIMIT[1] = _limiter(limit)
         _LIMIT[0] += 1
     try:
         yield
@@ -41,6 +42,24 @@ def blas_threads(limit: int | None) -> Iterator[None]:
             if _LIMIT[0] == 0:
                 limiter, _LIMIT[1] = _LIMIT[1], None
                 limiter.restore_original_limits()
+
+
+class _AsItIs:
+    """The limiter of a block whose limit every BLAS pool already has: nothing to restore."""
+
+    @staticmethod
+    def restore_original_limits() -> None:
+        return None
+
+
+def _limiter(limit: int) -> Any:
+    """A threadpoolctl limiter of the BLAS pools at `limit` threads, or `_AsItIs` when every
+    one of them has that many already (asking costs ~1 us; limiting and restoring ~75)."""
+    controller = _controller()
+    pools = [lib for lib in controller.lib_controllers if lib.user_api == "blas"]
+    if all(lib.get_num_threads() == limit for lib in pools):
+        return _AsItIs()
+    return controller.limit(limits=limit, user_api="blas")
 
 
 def _controller() -> ThreadpoolController:

@@ -4,7 +4,8 @@ Modules: `layout` (buffer shapes and storage), `moves` (the logical-index move o
 docs/machine/index.md), `adapters` (element-wise conversions), `contract` (the Contraction
 Engine; `contract_fast`, `contract_plan` and `contract_float` its whole-contraction
 path), `executor` (the op walk), `host` (host arrays in and out), `options` (how the
-backend evaluates, `CpuOptions`), `arena` (a run's large scratch buffers, kept for the next run),
+backend evaluates, `CpuOptions`), `arena` (a run's large scratch buffers, kept for the next run;
+`scratch` gives a dead value's back to it),
 `compact` and `compact_moves` (values of few live slices held as those rows only).
 """
 

@@ -36,6 +36,8 @@ from ir.rules.time_reduction import time_reduction
 from ir.types import CStreamType, StreamType, TrfType
 
 from backends.cpu import adapters, contract_fast, layout, lazy_rows, moves
+from backends.cpu import compact as compact_values
+from backends.cpu.compact import Compact
 from backends.cpu.lru import ByObject
 from backends.cpu.contract_plan import OuterPlan, _outer_plan
 from backends.cpu.lazy_rows import LazyRows
@@ -132,7 +134,7 @@ def _operand_rows(buf: np.ndarray | LazyRows, t: StreamType | TrfType) -> np.nda
     live = layout.live_rows(t)
     if len(live) == buf.n_rows:
         return buf
-    even = layout._even(live)
+    even = layout.even_rows(t)
     if even is not None:
         return buf.rows(even)
     return _rows2d(lazy_rows.materialize(buf), t)
@@ -269,15 +271,17 @@ def serial_fold(packed: Packed, order: np.ndarray, skip: np.ndarray, result: CSt
     return layout.from_rows(acc, result)
 
 
-@handles(ContractTime, options=True)
-def contract_time(op: ContractTime, y: np.ndarray | Packed, options: CpuOptions = DEFAULT) -> np.ndarray:
-    """docs/machine/contraction.md: acc = +0; acc ⊕= Y[o] for every live o in stream order."""
+@handles(ContractTime, options=True, makes_compact=True)
+def contract_time(op: ContractTime, y: np.ndarray | Packed, options: CpuOptions = DEFAULT,
+                  compact: bool = False) -> np.ndarray | Compact:
+    """docs/machine/contraction.md: acc = +0; acc ⊕= Y[o] for every live o in stream order.
+    `compact`: the result may hold its live rows only (backends/cpu/compact.py)."""
     t_in: CStreamType = op.input.type
     if isinstance(y, Packed) and options.numerics == "reference" and y.outer.is_float:
         order, skip = _time_order(t_in.time, op.time)
         return serial_fold(y, order, skip, op.result.type)
     if isinstance(y, Packed):
-        acc = contract_fast.contract(y, t_in.time, op.time, options, op.result.type)
+        acc = contract_fast.contract(y, t_in.time, op.time, options, op.result.type, fresh=compact and options.fast_moves)
         if acc is not None:
             return acc
         y = layout.from_rows(_packet_dense(y.outer, y.depth, y.n2), t_in)
@@ -309,11 +313,39 @@ def _lane_in_place(op: ContractLane, acc: np.ndarray) -> np.ndarray | None:
     return out.view(np.uint32) if out.dtype == np.float32 else out
 
 
-@handles(ContractLane)
-def contract_lane(op: ContractLane, acc: np.ndarray) -> np.ndarray:
-    """docs/machine/contraction.md: move Lane into the stream (INTERLEAVED: one column of every lane
-    per cycle; SEQUENTIAL: one lane at a time, eight columns per cycle); no value changes."""
+def _lane_live(op: ContractLane, acc: Compact) -> Compact | None:
+    """`contract_lane` INTERLEAVED of an accumulator of live rows only, (rows, L, T, P), as
+    those rows of the result: a view when the lanes fill the bus and are stored innermost
+    (backends/cpu/contract_fast.py stores them so), else written once; None for another
+    mode or other rows."""
     t_in: CStreamType = op.input.type
+    a = acc.base
+    rows, lanes, steps, cols = a.shape
+    bus = op.packet.size
+    if op.mode is not LaneMode.INTERLEAVED or steps * cols != op.time.size or bus < lanes \
+            or layout.spatial_levels(t_in) != layout.spatial_levels(op.result.type):
+        return None
+    cells = np.moveaxis(a, 1, -1)  # (rows, T, P, L)
+    if bus == lanes and cells.flags.c_contiguous:
+        out = cells.reshape(rows, steps * cols, bus)
+    else:
+        out = np.empty((rows, steps * cols, bus), a.dtype)
+        out[..., lanes:] = 0
+        out.reshape(rows, steps, cols, bus)[..., :lanes] = cells
+    return compact_values.make(out.view(np.uint32) if out.dtype == np.float32 else out, op.result.type)
+
+
+@handles(ContractLane, compact=True)
+def contract_lane(op: ContractLane, acc: np.ndarray | Compact) -> np.ndarray | Compact:
+    """docs/machine/contraction.md: move Lane into the stream (INTERLEAVED: one column of every lane
+    per cycle; SEQUENTIAL: one lane at a time, eight columns per cycle); no value changes. An
+    accumulator of live rows only (backends/cpu/compact.py) gives the result's live rows."""
+    t_in: CStreamType = op.input.type
+    if isinstance(acc, Compact):
+        live = _lane_live(op, acc)
+        if live is not None:
+            return live
+        acc = acc.full()
     moved = _lane_in_place(op, acc)
     if moved is not None:
         return moved

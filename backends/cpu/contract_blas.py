@@ -30,10 +30,14 @@ the backend's float threads instead (numpy releases the GIL inside them).
 
 from __future__ import annotations
 
+import functools
+import math
+
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ir.blas import blas_threads
+from ir.errors import InternalError
 
 from backends.cpu import contract_jit
 from backends.cpu.contract_float import PARALLEL_MIN
@@ -111,21 +115,90 @@ def _value(pattern: int) -> float:
     return float(np.array(pattern << 16, np.uint32).view(np.float32))
 
 
-def _widened(raw: np.ndarray, gather: Gather) -> np.ndarray:
+def _widened(raw: np.ndarray, gather: Gather, order: tuple[int, ...] | None = None) -> np.ndarray:
     """The bf16 values (classes, N', I|J, K = g R) a layout (I|J, g, R, N') reads from stored
     rows `raw`, as float32 (a shift of each pattern: no NaN, no subnormal, `unit_range` saw to
-    it): the gather, the transpose and the widening in one pass over the cells."""
+    it): the gather, the transpose and the widening in one pass over the cells. `order`
+    (`_k_order`): K's digits in that order instead of the layout's (a sum that cannot round
+    is the same in any order; both operands take the same)."""
     half = raw.view(np.uint16).reshape(raw.shape[0], -1)
     rows, (i, g, r, n) = half.shape[0], gather.groups
+    out = np.empty((rows, n, i, g * r), np.uint32)
+    form = _form(gather, order) if gather.offset is not None else None
+    if form is not None:  # read in place over the digits (no copy to merge them)
+        view_axes, inner, inner_axes = form
+        view = as_strided(half[:, gather.offset:], shape=(rows, *gather.shape),
+                          strides=(half.strides[0], *(st * half.itemsize for st in gather.strides)),
+                          writeable=False)
+        np.left_shift(view.transpose(view_axes), np.uint32(16), out=out.reshape(rows, *inner).transpose(inner_axes))
+        return out.view(np.float32)
+    if order is not None:
+        raise InternalError("contract_blas: K reordered for an operand read by index")
     if gather.offset is not None:
         view = as_strided(half[:, gather.offset:], shape=(rows, *gather.shape),
                           strides=(half.strides[0], *(st * half.itemsize for st in gather.strides)),
                           writeable=False).reshape(rows, i, g, r, n)
     else:
         view = half[:, gather.index.reshape(-1)].reshape(rows, i, g, r, n)
-    out = np.empty((rows, n, i, g * r), np.uint32)
     np.left_shift(view.transpose(0, 4, 1, 2, 3), np.uint32(16), out=out.reshape(rows, n, i, g, r))
     return out.view(np.float32)
+
+
+@functools.lru_cache(maxsize=256)
+def _splits(gather: Gather) -> tuple[int, int, int] | None:
+    """How many of `gather`'s digits make up I, g R and N' (consecutive digits make up
+    each group), or None when the digits do not split so."""
+    shape, bounds, k = gather.shape, [0], 0
+    for size in gather.groups[:3]:  # the digits of I, g and R (N' takes the rest)
+        prod = 1
+        while k < len(shape) and prod < size:
+            prod *= shape[k]
+            k += 1
+        if prod != size:
+            return None
+        bounds.append(k)
+    if math.prod(shape[k:]) != gather.groups[3]:
+        return None
+    return bounds[1], bounds[3] - bounds[1], len(shape) - bounds[3]
+
+
+@functools.lru_cache(maxsize=256)
+def _form(gather: Gather, order: tuple[int, ...] | None) -> tuple | None:
+    """(the axes moving a strided read (rows, *digits) to (rows, I's, K's in `order`, N''s),
+    the digit shape of the result (N''s, I's, K's in `order`), the axes moving a view of it
+    to the read's order), or None when the digits do not split (`_splits`)."""
+    found = _splits(gather)
+    if found is None:
+        return None
+    ci, ck, cn = found
+    order = tuple(range(ck)) if order is None else order
+    if len(order) != ck:
+        return None
+    shape = gather.shape
+    k_axes = [ci + t for t in order]
+    view_axes = (0, *range(1, 1 + ci), *(1 + a for a in k_axes), *range(1 + ci + ck, 1 + ci + ck + cn))
+    inner = (*shape[ci + ck:], *shape[:ci], *(shape[a] for a in k_axes))
+    inner_axes = (0, *range(1 + cn, 1 + cn + ci + ck), *range(1, 1 + cn))
+    return view_axes, inner, inner_axes
+
+
+@functools.lru_cache(maxsize=256)
+def _k_order(a: Gather, w: Gather) -> tuple[int, ...] | None:
+    """An order of K's digits in which the stream operand `a` reads its cells with the
+    smallest stride innermost (a widening pass over runs of cells, not over a leaf order
+    such as the adder tree's bit-reversed one), when both operands are strided reads whose
+    K digits are the same; None otherwise (each reads K in the layout's order)."""
+    if a.offset is None or w.offset is None:
+        return None
+    sa, sw = _splits(a), _splits(w)
+    if sa is None or sw is None or sa[1] != sw[1]:
+        return None
+    ka, kw = slice(sa[0], sa[0] + sa[1]), slice(sw[0], sw[0] + sw[1])
+    if a.digits[ka] != w.digits[kw] or a.shape[ka] != w.shape[kw]:
+        return None
+    strides = a.strides[ka]
+    order = tuple(sorted(range(sa[1]), key=lambda t: -strides[t]))
+    return None if order == tuple(range(sa[1])) else order
 
 
 def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray, np.ndarray], plan,
@@ -143,7 +216,8 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
         ra, rw = unit_range(half_a), unit_range(half_w)
         if ra is None or rw is None or not no_rounding(ra, rw, plan.terms):
             return None
-    fa, fw = _widened(raw_a, plan.a), _widened(raw_w, plan.w)  # (DA, N', I, K), (DW, N', J, K)
+    order = _k_order(plan.a, plan.w)  # K's digits in A's stride order, for both (any order sums alike)
+    fa, fw = _widened(raw_a, plan.a, order), _widened(raw_w, plan.w, order)  # (DA, N', I, K), (DW, N', J, K)
     da, nn, ni, k = fa.shape
     dw, nj = fw.shape[0], fw.shape[2]
     pairs = np.unique(ca * dw + cw).size

@@ -30,7 +30,10 @@ from numpy.lib.stride_tricks import as_strided
 from ir.dtypes import bf16, f8e4m3, f8e5m2
 from ir.mapping.nodes import Mapping
 
-from backends.cpu import contract_blas, contract_float, contract_int, contract_jit, layout, lazy_rows, row_classes
+from backends.cpu import (
+    compact, contract_blas, contract_float, contract_int, contract_jit, layout, lazy_rows, row_classes,
+)
+from backends.cpu.compact import Compact
 from backends.cpu.contract_plan import Gather, Plan, _lane_last, _lane_last_plan, plan as make_plan
 from backends.cpu.lazy_rows import LazyRows
 from backends.cpu.options import CpuOptions, blas_threads
@@ -152,8 +155,11 @@ class _Operand:
 
 def _repeats(view: np.ndarray) -> bool:
     """True when `view` (rows, n, ...) holds the same values all along its axis 1;
-    compared a block of rows at a time, the first row alone first (it rejects most)."""
+    compared a block of rows at a time, the first two values of the first row alone first,
+    then that row (they reject most)."""
     rows = view.shape[0]
+    if rows and view.shape[1] > 1 and not (view[:1, 1:2] == view[:1, :1]).all():
+        return False
     block = max(1, CHECK_BLOCK // max(1, math.prod(view.shape[1:])))
     parts = [(0, 1)] + [(lo, min(rows, lo + block)) for lo in range(1, rows, block)]
     return all((view[lo:hi, 1:] == view[lo:hi, :1]).all() for lo, hi in parts)
@@ -178,11 +184,13 @@ def _value_independent(op: _Operand, gather: Gather, candidates: tuple[int, ...]
     return frozenset(out)
 
 
-def contract(packed, pre: Mapping, out: Mapping, options: CpuOptions, result) -> np.ndarray | None:
+def contract(packed, pre: Mapping, out: Mapping, options: CpuOptions, result,
+             fresh: bool = False) -> np.ndarray | Compact | None:
     """The accumulator of `contract_time(out)` after `packed` (a `contract.Packed`), the
     (rows, lane, out_time, out_packet) float32 / int32 values, as the whole buffer of
-    `result` (the contract_time's type; padding rows zero); None when the fast path does
-    not apply."""
+    `result` (the contract_time's type; padding rows zero), or with `fresh` a float one of
+    few live rows as those rows only (backends/cpu/compact.py); None when the fast path
+    does not apply."""
     outer = packed.outer
     g = 2 ** packed.depth
     q_size = outer.type.packet.size
@@ -207,6 +215,8 @@ def contract(packed, pre: Mapping, out: Mapping, options: CpuOptions, result) ->
         lanes, steps, cols = shape[1:]  # the cells lane-innermost (`_lane_last`), for `contract_lane`
         flat = _contract_float(outer, (s_raw, s_of), (t_raw, t_of),
                                _lane_last_plan(_aimed(plan, a, w), lanes, steps * cols), shape, options)
+        if fresh and compact.wanted(result):  # the live rows alone: no buffer of padding rows
+            return compact.make(np.moveaxis(flat.reshape(rows, steps, cols, lanes), -1, 1), result)
         return np.moveaxis(layout.from_rows(flat.reshape(rows, steps, cols, lanes), result), -1, -3)
     full, live = _lane_last(result, shape[1:])
     if live is not None:  # the cells stored lane-innermost: the plan's result cells renumbered

@@ -33,10 +33,12 @@ from ir.spm import spm_as_hbm
 from ir.spm_ops import SpmToDm, ToSpm
 from ir.vrf_ops import ToVrf
 
-from ir.regions import LoopRun, extend_reads, loops
-from backends.cpu import arena, compact, compact_moves, layout, lazy_rows, moves, row_classes, runtime, views
+from ir.regions import LoopRun, closes_region, extend_reads, loops
+from ir.runtime_ops import GuardBegin, GuardEnd
+from backends.cpu import compact, compact_moves, layout, lazy_rows, moves, row_classes, runtime, views
 from backends.cpu.lru import ByObject
-from backends.cpu.handlers import HANDLERS, handles, takes_compact, takes_lazy, takes_options
+from backends.cpu.scratch import Scratch, memory
+from backends.cpu.handlers import HANDLERS, handles, takes_compact, takes_lazy
 from backends.cpu.options import DEFAULT, CpuOptions
 
 __all__ = ["execute_inout"]
@@ -126,14 +128,6 @@ def _commit_trim(op: CommitTrim, src: Any) -> Any:
 
 
 
-def _memory(value: Any) -> np.ndarray | None:
-    """The array whose memory `value` reads (a `LazyRows` reads its base)."""
-    if isinstance(value, np.ndarray):
-        return value
-    base = getattr(value, "base", None)
-    return base if isinstance(base, np.ndarray) else None
-
-
 def _owned(step: "_Step", index: int, env: dict[int, Any], params: Sequence[Any], finals: list[Any],
            inplace: frozenset[int] = frozenset()) -> bool:
     """Whether operand `index` of `step` may be written in place: read for the last time
@@ -141,11 +135,12 @@ def _owned(step: "_Step", index: int, env: dict[int, Any], params: Sequence[Any]
     `inplace` aside: their memory is theirs to write, `execute_inout`)."""
     v = step.operands[index]
     buf = env[v]
-    if v not in step.last or step.operands.count(v) != 1 or not isinstance(buf, np.ndarray) \
+    if (v not in step.last and not step.carried) or step.operands.count(v) != 1 or not isinstance(buf, np.ndarray) \
             or not buf.flags.writeable or not buf.flags.c_contiguous:
         return False
     kept = [x for k, x in enumerate(params) if k not in inplace]
-    held = [_memory(x) for k, x in env.items() if k != v] + [_memory(x) for x in (*kept, *finals)]
+    # the step's own result id may still hold an earlier iteration's version: replaced here
+    held = [memory(x) for k, x in env.items() if k not in (v, step.result)] + [memory(x) for x in (*kept, *finals)]
     if any(other is not None and np.may_share_memory(buf, other) for other in held):
         return False
     root = buf
@@ -153,52 +148,6 @@ def _owned(step: "_Step", index: int, env: dict[int, Any], params: Sequence[Any]
         root = root.base
     row_classes.forget(root)  # its rows are about to change
     return True
-
-
-def _root(buf: np.ndarray) -> np.ndarray:
-    """The array owning `buf`'s memory (through views, and the holder `as_strided` puts between)."""
-    while True:
-        base = buf.base
-        if base is not None and not isinstance(base, np.ndarray):
-            base = getattr(base, "base", None)
-        if not isinstance(base, np.ndarray):
-            return buf
-        buf = base
-
-
-def _recycle(pending: list[np.ndarray], env: dict[int, Any], params: Sequence[Any], finals: list[Any]) -> None:
-    """Give the arena buffers of `pending` (values read for the last time) back to the run's
-    arena (backends/cpu/arena.py) once nothing still held shares them: no value, parameter
-    or final. While a held value is of a kind whose memory is not known, all wait."""
-    owners: set[int] = set()  # arrays owning their memory that a held value views (none is raw but raw)
-    loose = []  # held arrays whose memory's owner is not an array: compared by address
-    for x in (*env.values(), *params, *finals):
-        a = _memory(x)
-        if a is None:
-            if x is not None:  # memory `_memory` does not tell: a contraction stage's object may hold arrays
-                return
-            continue
-        root = _root(a)
-        if root.base is None:
-            owners.add(id(root))
-        else:
-            loose.append(a)
-    waiting = []
-    for raw in pending:
-        if id(raw) in owners or any(np.may_share_memory(raw, other) for other in loose):
-            waiting.append(raw)
-        else:
-            arena.give_back_raw(raw)
-    pending[:] = waiting
-
-
-def _scratch_root(value: Any) -> np.ndarray | None:
-    """The large allocation `value` is (a view of), or None."""
-    buf = _memory(value)
-    if buf is None:
-        return None
-    raw = _root(buf)
-    return None if raw is buf or raw.nbytes < arena.MIN_BYTES else raw
 
 
 @attrs.frozen
@@ -215,6 +164,8 @@ class _Step:
     last: tuple[int, ...]
     compact: bool = False
     fresh: bool | None = None
+    bracket: bool = True  # a region's opener or end (a loop's, a guard's): `_steer` looks at it
+    carried: bool = False  # its donated operand is a loop's carried tensor this step's result replaces (`_carried`)
 
 
 _STEPS: ByObject[tuple[_Step, ...]] = ByObject()
@@ -239,7 +190,37 @@ def _steps(kernel: Kernel) -> tuple[_Step, ...]:
     fed = compact.read_full(steps)
     steps = [attrs.evolve(s, fresh=s.result not in fed) if HANDLERS.facts(type(s.op)).get("makes_compact") else s
              for s in steps]
+    spans = loops(kernel.ops)
+    brackets = {r.begin for r in spans} | {r.end for r in spans}
+    carried = _carried(steps, spans)
+    steps = [attrs.evolve(s, bracket=position in brackets or isinstance(s.op, (GuardBegin, GuardEnd))
+                          or closes_region(s.op), carried=position in carried)
+             for position, s in enumerate(steps)]
     return _STEPS.put(kernel, tuple(steps))
+
+
+def _carried(steps: Sequence[_Step], spans: Sequence[Any]) -> set[int]:
+    """Positions of the steps that write a loop's carried tensor in place, the last time the
+    iteration reads it: a step of the loop's own body (no inner loop's) whose handler
+    donates that operand, whose result the loop carries into it (`ir.regions.carried`),
+    after which no step of the body reads it again. The loop's end replaces the tensor by
+    that result, so its old version is read for the last time there, though the loop
+    reads the tensor again (`extend_reads`) and `last` cannot say so."""
+    found: set[int] = set()
+    carries = LoopRun.of([s.op for s in steps]).carry if spans else {}
+    for r in spans:
+        carry = carries.get(r.begin, {})
+        inner = [q for q in spans if q is not r and r.begin < q.begin < r.end]
+        for tensor, version in carry.items():
+            at = next((p for p in range(r.begin + 1, r.end) if steps[p].result == version), None)
+            if at is None or any(q.holds(at) for q in inner):
+                continue
+            donate = HANDLERS.facts(type(steps[at].op)).get("donate")
+            if donate is None or steps[at].operands[donate] != tensor \
+                    or any(tensor in steps[p].operands for p in range(at + 1, r.end)):
+                continue
+            found.add(at)
+    return found
 
 
 _FAULTS: ByObject[bool] = ByObject()
@@ -258,14 +239,25 @@ def _may_fault(kernel: Kernel) -> bool:
     return found
 
 
+def _handler(op_cls: type, found: dict[type, tuple[Any, dict[str, Any]]]) -> tuple[Any, dict[str, Any]]:
+    """(handler, facts) of `op_cls`, looked up once per run (`found`: this run's)."""
+    entry = found.get(op_cls)
+    if entry is None:
+        entry = found[op_cls] = (HANDLERS.get(op_cls), HANDLERS.facts(op_cls))
+    return entry
+
+
 def _keywords(step: _Step, options: CpuOptions, env: dict[int, Any], params: Sequence[Any],
-              finals: list[Any], inplace: frozenset[int] = frozenset()) -> dict[str, Any]:
+              finals: list[Any], inplace: frozenset[int] = frozenset(),
+              facts: dict[str, Any] | None = None) -> dict[str, Any]:
     """The keywords the handler of `step` takes: the options, whether it may make a
-    `Compact`, whether it owns its donated operand."""
-    kwargs: dict[str, Any] = {"options": options} if takes_options(type(step.op)) else {}
+    `Compact`, whether it owns its donated operand. `facts`: the handler's (looked up if None)."""
+    if facts is None:
+        facts = HANDLERS.facts(type(step.op))
+    kwargs: dict[str, Any] = {"options": options} if facts.get("options") else {}
     if step.fresh is not None:
         kwargs["compact"] = step.fresh
-    donate = HANDLERS.facts(type(step.op)).get("donate")
+    donate = facts.get("donate")
     if donate is not None:
         kwargs["owned"] = _owned(step, donate, env, params, finals, inplace)
     return kwargs
@@ -312,48 +304,55 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray], options: CpuOpti
     env: dict[int, Any] = {}
     results: tuple[np.ndarray, ...] = ()
     finals: list[np.ndarray] = []
-    pending: list[np.ndarray] = []  # scratch of dead values, for the arena once nothing shares it
+    scratch = Scratch()  # dead values' scratch, for the arena once nothing shares it
     marks = views.uninit_tracker(options)
     if inplace and (marks is not None or _may_fault(kernel)):
         inplace = frozenset()
     guards = runtime.Guards()  # open `ctx.when` blocks (docs/runtime.md)
     steps, rolled = _steps(kernel), _rolled(kernel)  # rolled loops (docs/loops.md) walk a body again
+    handlers: dict[type, tuple[Any, dict[str, Any]]] = {}  # looked up once per run (a test may swap one)
     position = -1
     while position + 1 < len(steps):
         op = (step := steps[position := position + 1]).op
         if isinstance(op, Param):
             env[step.result] = params[op.index]
             continue
-        steered = _steer(position, op, env, guards, rolled)
-        if steered is not None:
-            position = steered - 1
-            continue
+        if step.bracket or guards.false_from is not None:
+            scratch.look_again()  # a loop's carried tensors and skipped results replace held values
+            steered = _steer(position, op, env, guards, rolled)
+            if steered is not None:
+                position = steered - 1
+                continue
         if isinstance(op, Final):
             _final(step, env, finals, marks)
+            scratch.look_again()  # its value may have been made the full buffer
             continue
-        freed = False  # whether a held value let go of memory (then the pending scratch is looked at)
-        if not (step.lazy and step.compact):  # a move not copied yet, or a value of live rows
-            for v in step.operands:  # only, is made the full buffer for this consumer, once
-                before, env[v] = env[v], compact_moves.prepare(env[v], step.lazy, step.compact)
-                freed = freed or env[v] is not before
-        args = [env[v] for v in step.operands]
+        args = _operands(step, env, scratch)
         if marks is not None:
             marks.before(op)
         if isinstance(op, Return):
             results = tuple(args)
             continue
-        handler = HANDLERS.get(type(op))
+        handler, facts = _handler(type(op), handlers)
         if handler is None:
             raise InternalError(f"the cpu backend cannot execute `{op.text()}`")
-        kwargs = _keywords(step, options, env, params, finals, inplace)
+        kwargs = _keywords(step, options, env, params, finals, inplace, facts)
         env[step.result] = handler(op, *args, **kwargs)
         if marks is not None:
             marks.after(op, np.shape(env[step.result]), env)
         for v in step.last:
-            freed = True
-            raw = _scratch_root(env.pop(v, None))
-            if raw is not None and not any(raw is r for r in pending):
-                pending.append(raw)
-        if pending and freed:
-            _recycle(pending, env, params, finals)
+            scratch.dead(v, env.pop(v, None))
+        scratch.recycle(env, params, finals)
     return results, tuple(finals)
+
+
+def _operands(step: _Step, env: dict[int, Any], scratch: Scratch) -> list[Any]:
+    """The operands of `step` as its handler takes them: a move not copied yet, or a value
+    of live rows only, made the full buffer for a consumer that takes no such value, once
+    (the value replaced in `env` for every later reader)."""
+    if not (step.lazy and step.compact):
+        for v in step.operands:
+            before, env[v] = env[v], compact_moves.prepare(env[v], step.lazy, step.compact)
+            if env[v] is not before:
+                scratch.replaced(v, before)
+    return [env[v] for v in step.operands]

@@ -22,7 +22,7 @@ from ir.types import CStreamType, DmType, HbmType, StreamType, TrfType, Type, Vr
 
 __all__ = [
     "storage_dtype", "shape_of", "spatial_levels", "local_levels", "live_rows", "n_rows",
-    "rows_view", "from_rows", "local_pad", "zero_padding",
+    "rows_view", "from_rows", "local_pad", "zero_padding", "even_rows",
 ]
 
 _STAGING = {"i5": np.dtype(np.int8), "i9": np.dtype(np.int16)}
@@ -73,18 +73,31 @@ def live_rows(t: Type) -> np.ndarray:
     return _live_rows(spatial_levels(t))
 
 
+@functools.lru_cache(maxsize=512)
+def _spatial(levels: tuple[Mapping, ...]) -> tuple[int, tuple[int, ...], np.ndarray, slice | None]:
+    """(positions, their shape, live rows, the live rows as a slice or None) of spatial
+    `levels`: found once per layout (a traced kernel steps the same types every run)."""
+    rows = _live_rows(levels)
+    return pair_all(list(levels)).size, tuple(mp.size for mp in levels), rows, _even(rows)
+
+
+def even_rows(t: Type) -> slice | None:
+    """The live spatial rows of `t` as a slice when they are evenly spaced, else None."""
+    return _spatial(spatial_levels(t))[3]
+
+
 def n_rows(t: Type) -> int:
     """Number of (chip, cluster, slice) positions, padding included."""
-    return pair_all(list(spatial_levels(t))).size
+    return _spatial(spatial_levels(t))[0]
 
 
 def rows_view(buf: np.ndarray, t: Type) -> np.ndarray:
     """The live spatial rows of a buffer as an array (rows, *local)."""
-    flat = buf.reshape(n_rows(t), *buf.shape[len(spatial_levels(t)):])
-    rows = live_rows(t)
+    levels = spatial_levels(t)
+    total, _, rows, even = _spatial(levels)
+    flat = buf.reshape(total, *buf.shape[len(levels):])
     if len(rows) == len(flat):
         return flat
-    even = _even(rows)
     return flat[even] if even is not None else flat[rows]
 
 
@@ -100,12 +113,9 @@ def _even(rows: np.ndarray) -> slice | None:
 
 def from_rows(values: np.ndarray, t: Type) -> np.ndarray:
     """A full buffer of type `t` holding `values` in its live spatial rows, zero elsewhere."""
-    rows = live_rows(t)
-    total = n_rows(t)
-    spatial_shape = tuple(mp.size for mp in spatial_levels(t))
+    total, spatial_shape, rows, even = _spatial(spatial_levels(t))
     if len(rows) == total:
         return values.reshape(*spatial_shape, *values.shape[1:])
-    even = _even(rows)
     shape, dtype = (total, *values.shape[1:]), values.dtype
     if len(rows) * 4 <= total:  # mostly padding rows: fresh zero pages, only the live rows written
         out = arena.zeros(shape, dtype, sparse=True)
@@ -124,10 +134,9 @@ def new_rows(t: Type, tail: tuple[int, ...], dtype: np.dtype) -> tuple[np.ndarra
     padding rows hold zero, and its live rows (rows, *tail) as a writeable view when
     they are one run (else a new array, to be placed with `from_rows`); a handler fills
     the live rows in place instead of copying a result into `from_rows`."""
-    rows = live_rows(t)
-    total = n_rows(t)
-    spatial_shape = tuple(mp.size for mp in spatial_levels(t))
-    even = _even(rows) if len(rows) != total else slice(0, total, 1)
+    total, spatial_shape, rows, even = _spatial(spatial_levels(t))
+    if len(rows) == total:
+        even = slice(0, total, 1)
     if even is None or even.step != 1:
         live = np.empty((len(rows), *tail), dtype)
         return live, live

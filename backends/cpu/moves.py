@@ -193,7 +193,7 @@ def move_local(buf: np.ndarray | LazyRows, src: Type, dst: Type, fast: bool = Tr
         except ValueError:
             rows = None
         if rows is not None:
-            even = moves_strided.even_rows(layout.live_rows(src), n_rows)
+            even = moves_strided.even_rows(layout.live_rows(src), n_rows, layout.even_rows(src))
             out = _strided_move(rows, src_local, layout.local_levels(dst), even,
                                 layout.shape_of(dst) if lazy else None)
             if isinstance(out, LazyRows):

@@ -324,9 +324,10 @@ FORMS = Lru(512)
 """Strided forms (or None: not affine) by (levels, input shape and strides)."""
 
 
-def even_rows(live: np.ndarray, n_rows: int) -> tuple[int, int, int] | None:
-    """(first, step, count) when the live rows are evenly spaced; None otherwise."""
+def even_rows(live: np.ndarray, n_rows: int, even: slice | None = None) -> tuple[int, int, int] | None:
+    """(first, step, count) when the live rows are evenly spaced; None otherwise. `even`:
+    the live rows as a slice (`layout.even_rows`), if known."""
     if len(live) == n_rows:
         return 0, 1, n_rows
-    even = layout._even(live)
+    even = layout._even(live) if even is None else even
     return None if even is None else (even.start, even.step, len(live))

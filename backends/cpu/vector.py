@@ -69,7 +69,7 @@ def _into(buf: np.ndarray, out: np.ndarray, t: Any) -> np.ndarray:
     out = _masked(out, t)
     flat = buf.reshape(layout.n_rows(t), *out.shape[1:])
     rows = layout.live_rows(t)
-    even = layout._even(rows) if len(rows) != len(flat) else slice(None)
+    even = layout.even_rows(t) if len(rows) != len(flat) else slice(None)
     flat[even if even is not None else rows] = out
     return buf
 

@@ -192,12 +192,16 @@ def _put(out: np.ndarray, offset: tuple[int, ...], form: tuple, source: np.ndarr
 
 
 def _direct_live(op: ToView, offset: tuple[int, ...], src: Compact, out: np.ndarray) -> bool:
-    """`_direct` from a value holding its live rows only, when they are one run of rows
-    and the copy reads inside them (then the full buffer, padding rows zero, is not made)."""
+    """`_direct` from a value holding its live rows only, when they are evenly spaced and
+    the copy reads inside them (then the full buffer, padding rows zero, is not made): the
+    form's steps on the full buffer read again on the live rows (`_live_steps`)."""
     base = src.base
     rows = layout.live_rows(src.t)
     if base.dtype != out.dtype or not out.flags.c_contiguous or not base.size or not base.flags.c_contiguous \
-            or len(rows) == 0 or rows[-1] - rows[0] + 1 != len(rows):
+            or len(rows) == 0:
+        return False
+    even = layout.even_rows(src.t)
+    if even is None:
         return False
     shape, item = src.shape, base.itemsize
     strides = tuple(int(math.prod(shape[k + 1:])) * item for k in range(len(shape)))
@@ -205,11 +209,45 @@ def _direct_live(op: ToView, offset: tuple[int, ...], src: Compact, out: np.ndar
     if form is None:
         return False
     first, extents, src_steps = form[:3]
-    start = first * item - int(rows[0]) * (base.nbytes // len(rows))  # bytes from the first live row
-    lo, hi = _span(start, extents, src_steps)
-    if lo < 0 or hi >= base.nbytes:
+    row_bytes = base.nbytes // len(rows)
+    if even.step == 1:  # one run of rows: the steps as they are, from the first live row
+        start = first * item - int(rows[0]) * row_bytes
+        lo, hi = _span(start, extents, src_steps)
+        if lo < 0 or hi >= base.nbytes:
+            return False
+        return _put(out, offset, form, base.reshape(-1)[start // item:])
+    found = _live_steps(first * item, extents, src_steps, row_bytes, even.start, even.step, len(rows))
+    if found is None:
         return False
-    return _put(out, offset, form, base.reshape(-1)[first - int(rows[0]) * (base.size // len(rows)):])
+    start, steps = found
+    return _put(out, offset, (form[0], extents, steps, *form[3:]), base.reshape(-1)[start // item:])
+
+
+def _live_steps(first: int, extents: tuple[int, ...], steps: tuple[int, ...], row_bytes: int, row0: int,
+                every: int, count: int) -> tuple[int, tuple[int, ...]] | None:
+    """A strided read of a full buffer (byte offset `first` of its first cell, byte `steps`)
+    as the same read of its live rows alone, rows `row0 + i * every` (i < `count`) stored
+    one after the other: (the first cell's byte offset there, the byte steps), or None when
+    the read leaves the live rows or a step neither stays inside a row nor steps whole
+    live rows."""
+    row, col = divmod(first, row_bytes)
+    if row < row0 or (row - row0) % every:
+        return None
+    out, last_row, last_col = [], row, col
+    for n, st in zip(extents, steps):
+        if n == 1:
+            out.append(0)
+        elif st > 0 and st % (row_bytes * every) == 0:
+            out.append(st // every)
+            last_row += (n - 1) * (st // row_bytes)
+        elif 0 <= st and (n - 1) * st < row_bytes:
+            out.append(st)
+            last_col += (n - 1) * st
+        else:
+            return None
+    if last_col >= row_bytes or last_row > row0 + (count - 1) * every:
+        return None
+    return (row - row0) // every * row_bytes + col, tuple(out)
 
 
 def _copy(into: np.ndarray) -> np.ndarray:

@@ -120,6 +120,57 @@ def test_widened_reads_the_layout_cells(strided: bool) -> None:
         assert got[row, nn, ii, kk] == values[row, index[ii, kk // r, kk % r, nn]]
 
 
+def test_widened_reads_a_layout_of_several_digits_per_group() -> None:
+    """`_widened` over a strided gather whose groups are made of several digits each (I of
+    two, g R of three, N' of two, a digit of size 1 among them), the digits' strides in no
+    group order: the cells (classes, N', I, g R), against an index-by-index reading."""
+    rng = np.random.default_rng(4)
+    shape = (3, 2, 2, 1, 2, 2, 2, 2)  # I = 3 x 2, g = 2, R = 1 x 2 x 2, N' = 2 x 2
+    strides = (1, 96, 3, 0, 48, 24, 6, 12)
+    raw = f32_to_bf16_bits(rng.integers(-100, 100, (4, 200)).astype(np.float32))
+    index = 5 + sum(np.arange(n).reshape([-1 if d == k else 1 for d in range(len(shape))]) * st
+                    for k, (n, st) in enumerate(zip(shape, strides)))
+    i, g, r, n = 6, 2, 4, 4
+    gather = Gather(digits=tuple(range(len(shape))), groups=(i, g, r, n), index=index, offset=5, shape=shape,
+                    strides=strides)
+    got = contract_blas._widened(raw, gather)
+    assert got.dtype == np.float32 and got.shape == (4, n, i, g * r)
+    values = (raw.astype(np.uint32) << 16).view(np.float32)
+    cells = index.reshape(i, g, r, n)
+    for row, nn, ii, kk in np.ndindex(*got.shape):
+        assert got[row, nn, ii, kk] == values[row, cells[ii, kk // r, kk % r, nn]]
+
+
+def test_k_order_reads_a_by_its_smallest_stride_and_keeps_the_pairs() -> None:
+    """`_k_order`: K's digits (bit-reversed leaves here, strides 1, 2, 4 outermost first) in
+    the order that reads the stream operand A with its smallest stride innermost, the same
+    for W; the widened operands then hold the same (A, W) pairs along K, only permuted, so
+    every product and sum is the layout order's."""
+    rng = np.random.default_rng(6)
+    raw_a = f32_to_bf16_bits(rng.integers(-100, 100, (3, 64)).astype(np.float32))
+    raw_w = f32_to_bf16_bits(rng.integers(-100, 100, (2, 96)).astype(np.float32))
+    # A: I = 4 (stride 16), K = 2 x 2 x 2 (strides 1, 2, 4: leaves bit-reversed), N' = 1
+    a = Gather(digits=(0, 5, 6, 7), groups=(4, 2, 4, 1), index=np.zeros(1, np.int64), offset=3,
+               shape=(4, 2, 2, 2), strides=(16, 1, 2, 4))
+    # W: J = 3 (stride 24), the same K digits with strides 3, 6, 12, N' = 1
+    w = Gather(digits=(1, 5, 6, 7), groups=(3, 2, 4, 1), index=np.zeros(1, np.int64), offset=1,
+               shape=(3, 2, 2, 2), strides=(24, 3, 6, 12))
+    order = contract_blas._k_order(a, w)
+    assert order == (2, 1, 0)
+    plain_a, plain_w = contract_blas._widened(raw_a, a), contract_blas._widened(raw_w, w)
+    fa, fw = contract_blas._widened(raw_a, a, order), contract_blas._widened(raw_w, w, order)
+    assert fa.shape == plain_a.shape == (3, 1, 4, 8) and fw.shape == plain_w.shape == (2, 1, 3, 8)
+    perm = np.arange(8).reshape(2, 2, 2).transpose(order).reshape(-1)  # K position -> layout position
+    np.testing.assert_array_equal(fa, plain_a[..., perm])
+    np.testing.assert_array_equal(fw, plain_w[..., perm])
+    values = (raw_a.astype(np.uint32) << 16).view(np.float32)
+    np.testing.assert_array_equal(fa[0, 0, 0], values[0, 3 + np.arange(8)])  # A's cells read in a run
+    np.testing.assert_array_equal(np.einsum("xnik,ynjk->xyij", fa, fw), np.einsum("xnik,ynjk->xyij", plain_a, plain_w))
+    w_other = Gather(digits=(1, 5, 7, 6), groups=(3, 2, 4, 1), index=np.zeros(1, np.int64), offset=1,
+                     shape=(3, 2, 2, 2), strides=(24, 3, 6, 12))
+    assert contract_blas._k_order(a, w_other) is None  # other K digits: the layout's order
+
+
 @pytest.mark.parametrize("permutation", [True, False])
 def test_placed_puts_each_value_at_its_cells(permutation: bool) -> None:
     """`_placed`: acc (rows, N', I, J) at the cells `dest` (I, J, N', Z) names, repeated over

@@ -70,7 +70,15 @@ def test_a_blas_library_loaded_after_the_first_limit_is_limited_too(monkeypatch)
 
     scans = []
 
+    class Pool:  # a BLAS pool at two threads: a limit to one is set
+        user_api = "blas"
+
+        def get_num_threads(self):
+            return 2
+
     class Controller:
+        lib_controllers = [Pool()]
+
         def __init__(self):
             scans.append(len(sys.modules))
 

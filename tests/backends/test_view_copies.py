@@ -12,6 +12,8 @@ import pytest
 
 import npu_opt
 from ir.resident import DmBuffer
+from ir.runtime_ops import LoopBegin
+from backends import get_backend
 from backends.cpu import CpuBackend, CpuOptions, executor, layout, views
 from backends.cpu.handlers import HANDLERS
 from ir.mapping import m
@@ -19,6 +21,7 @@ from ir.mapping.live import live_positions
 from ir.view_ops import ToView
 from npu_opt import axes
 
+from benchmarks.drawn_kernels import draw
 from tests.backends.examples import example
 from tests.runtime import tile_kernels as tk
 from tests.topology import gather_kernels as g
@@ -231,3 +234,35 @@ def test_the_straight_copys_form_is_found_with_little_scratch(monkeypatch):
     assert found
     for peak, cells in found:
         assert peak <= 5 * 8 * cells, (peak, cells)
+
+
+def test_a_rolled_loop_writes_its_carried_tensor_in_place(monkeypatch):
+    """A rolled tile loop (a drawn tiled bf16 GEMM, `loop ... end_loop`) writes each tile
+    into the tensor it carries: the iteration's `to_view` reads the tensor's old version
+    for the last time (the loop's end replaces it by the result), so the executor hands it
+    over (`_carried`) instead of the whole tensor being copied per tile; the bits equal the
+    VISA interpreter's and a numpy oracle's, and the operands are left as they were."""
+    d = draw(63, 1, scale="small", dtypes=("bf16:f32",))[0]
+    assert any(isinstance(op, LoopBegin) for op in d.kernel.trace("rngd").kernel.ops), d.layout
+    seen = []
+    inner = HANDLERS[ToView]
+
+    def spy(op, src, into, *rest, **kwargs):
+        seen.append(kwargs.get("owned", False))
+        return inner(op, src, into, *rest, **kwargs)
+
+    monkeypatch.setitem(HANDLERS._base.fns, ToView, spy)
+    arrays = d.inputs(np.random.default_rng(5))
+    assert [name for name, _ in d.spec.operands] == ["w", "a"] and d.spec.result[1] == ("m", "n")
+    w, a = (x.astype(np.float64) for x in arrays[:2])
+    want = np.einsum("nk,mk->mn", w, a).astype(np.float32) + np.float32(0)  # out[m,n] = w[n,k] * a[m,k]
+    kept = [x.copy() for x in arrays[:2]]
+    got = [x.copy() for x in arrays]
+    CpuBackend(CpuOptions(threads=1)).run(d.kernel, tuple(got))
+    assert len(seen) >= 2 and all(seen), seen
+    np.testing.assert_array_equal(got[-1].view(np.uint32), want.view(np.uint32))
+    for x, y in zip(got[:2], kept):
+        np.testing.assert_array_equal(x.view(np.uint8), y.view(np.uint8))
+    interp = [x.copy() for x in arrays]
+    get_backend("visa").run(d.kernel, tuple(interp))
+    np.testing.assert_array_equal(interp[-1].view(np.uint32), want.view(np.uint32))

@@ -141,10 +141,24 @@ class _Pool:
 
     def __init__(self, size: int) -> None:
         self.size = size
+        self.limits = 0  # limiters made
+
+    @property
+    def lib_controllers(self) -> list[Any]:
+        pool = self
+
+        class Blas:
+            user_api = "blas"
+
+            def get_num_threads(self) -> int:
+                return pool.size
+
+        return [Blas()]
 
     def limit(self, limits: int, user_api: str) -> Any:
         pool, found = self, self.size
         self.size = limits
+        self.limits += 1
 
         class Limiter:
             def restore_original_limits(self) -> None:
@@ -188,6 +202,24 @@ def test_overlapping_runs_leave_the_blas_pool_as_it_was(monkeypatch: pytest.Monk
         t.join(10)
     assert during == [1]
     assert pool.size == 2
+
+
+def test_a_limit_the_pool_already_has_makes_no_limiter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A block asking for the threads every BLAS pool has already leaves the pools alone (a
+    limiter and its restore cost ~75 us, a contraction's whole BLAS call at small sizes);
+    one asking for fewer limits them and puts them back."""
+    from ir import blas as options
+
+    pool = _Pool(1)
+    monkeypatch.setattr(options, "_CONTROLLER", pool)
+    monkeypatch.setattr(options, "_CONTROLLER_MODULES", len(sys.modules))
+    with options.blas_threads(1):
+        assert pool.size == 1
+    assert pool.limits == 0 and pool.size == 1
+    pool.size = 2
+    with options.blas_threads(1):
+        assert pool.size == 1
+    assert pool.limits == 1 and pool.size == 2
 
 
 def test_a_backend_is_made_once_when_threads_ask_together() -> None:
