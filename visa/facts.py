@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -23,6 +23,9 @@ from tu_ops.rf_reshape import rf_aliases
 from tu_ops.program import DmAllocation, LoweredKernel, TrfAllocation, TuProgram, resident_ranges
 from tu_ops.trf_new import trf_maker
 from tu_ops.trf_place import TrfRequest, place_trf
+
+if TYPE_CHECKING:
+    from tu_ops.target import Target
 
 __all__ = ["renumber", "canonical_numbering", "with_facts", "tensor_bytes", "step_reads", "last_uses", "lowest",
            "trf_rows", "resident_allocations"]
@@ -148,7 +151,7 @@ def lowest(busy: list[tuple[int, int]], size: int, align: int) -> int:
     return x
 
 
-def trf_rows(kernel: LoweredKernel, target: Any) -> dict[int, int]:
+def trf_rows(kernel: LoweredKernel, target: "Target") -> dict[int, int]:
     """The first row of every TRF tensor (a `trf_load`'s or a TRF `new()`'s), by value id, by
     the placement rule of visa/visa.lark (tu_ops/trf_place.py)."""
     last, flit = last_uses(kernel), target.constants.FLIT_BYTES

@@ -10,7 +10,7 @@ rolled loop when the TRF has room); VISA 1 uses `region=FULL`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -28,6 +28,9 @@ from tu_ops.lower.vrf_alloc import allocate_vrf
 from tu_ops.lower.vrf_sink import fit_vrf
 from tu_ops.trf_new import trf_maker
 from tu_ops.trf_place import TrfRequest, place_trf
+
+if TYPE_CHECKING:
+    from tu_ops.target import Target
 
 __all__ = ["allocate", "liveness", "check_capacity"]
 
@@ -157,12 +160,12 @@ def _place_dm(t: _Tensor, placed: dict[int, int], tensors: dict[int, _Tensor], l
              "or end the last use of an earlier DM tensor before this step")])
 
 
-def _trf_request(t: _Tensor, target: Any) -> TrfRequest:
+def _trf_request(t: _Tensor, target: "Target") -> TrfRequest:
     return TrfRequest(t.ref, t.first, t.last, target.constants.FLIT_BYTES * t.lanes, t.size,
                       2 if t.shape.collect_flits.value == 2 else 1)
 
 
-def _trf_rows(tensors: dict[int, _Tensor], kernel: LoweredKernel | None, target: Any) -> dict[int, int]:
+def _trf_rows(tensors: dict[int, _Tensor], kernel: LoweredKernel | None, target: "Target") -> dict[int, int]:
     """Every TRF tensor's first row (tu_ops/trf_place.py), refusing MEM-4 for the first that
     does not fit."""
     bodies = [(r.begin, r.end) for r in loops(kernel.steps)] if kernel is not None else []
