@@ -103,11 +103,12 @@ def _lift_bytes(op: Any, target: Any) -> np.ndarray | None:
 
 
 def _read(dm: Any, slices: np.ndarray, base: Any, op: Any, plan: tuple[int, int, list[int], list[int]],
-          bits: int, index: np.ndarray, run: bool, mem: Memory, into: np.ndarray) -> np.ndarray:
+          bits: int, index: np.ndarray, run: bool, mem: Memory, into: np.ndarray | None = None) -> np.ndarray:
     """The read plan's elements of `slices` (a strided view when they are consecutive:
-    `run`): `into` (their rows of the stream, `value_dtype` values) when one strided walk
-    reads them, written there, else a gathered array; `base` is one byte offset, or one
-    per slice (a lifted feed's)."""
+    `run`): when one strided walk reads them, written into `into` (their rows of the
+    stream, `value_dtype` values) and returned, or without `into` into a scratch array of
+    the run's `mem`; else a gathered array. `base` is one byte offset, or one per slice (a
+    lifted feed's)."""
     steps, elems, sizes, strides = plan
     sd = op.source.dtype
     grid = [(len(slices), 1)] if run else _slice_grid(slices)
@@ -119,6 +120,8 @@ def _read(dm: Any, slices: np.ndarray, base: Any, op: Any, plan: tuple[int, int,
                           [*(k * dm.slice_bytes for _, k in grid), *(st * w for st in strides)], w)
         v = None if walk_ is None else view(walk_, [*counts, *sizes], raw_dtype(bits))
         if v is not None:
+            if into is None:
+                into = mem.scratch((len(slices), steps, elems), value_dtype(sd))
             if into.dtype.itemsize == w:    # the raw bits straight into the stream's rows
                 np.copyto(into.view(v.dtype).reshape(v.shape), v)
                 values = from_raw(into.view(v.dtype), sd, bits)
@@ -327,18 +330,18 @@ def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np
     groups = rows.slice_groups()
     # `Rows` orders its rows by (chip, cluster, slice): each group's rows are consecutive, and
     # the group's read goes into them (or is the stream, when one group holds every row)
-    values = mem.scratch((rows.count, steps, elems), value_dtype(sd))
+    values = mem.scratch((rows.count, steps, elems), value_dtype(sd)) if len(groups) != 1 else None
     for (chip, cluster), sel, slices, run in groups:
         extra = 0 if lifted is None else lifted[np.ravel_multi_index((rows.chip[sel], rows.cluster[sel], slices),
                                                                      rows.shape)]
-        into = values[int(sel[0]):int(sel[0]) + len(sel)]
+        into = None if values is None else values[int(sel[0]):int(sel[0]) + len(sel)]
         if second is None:
             part = _read(mem.dm(chip, cluster), slices, src.base + extra, op, plan, bits, index, run, mem, into)
         else:
             part = _read_interleaved(mem.dm(chip, cluster), slices, (src.base + extra, second.base + extra),
                                      op, plan, bits, index, run, mem)
-        if part is not into and len(groups) == 1:
-            values = part.astype(values.dtype, copy=False)
+        if into is None:
+            values = part.astype(value_dtype(sd), copy=False)
         elif part is not into:
             into[...] = part
     fin = op.fetched_type()
