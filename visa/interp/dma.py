@@ -171,11 +171,10 @@ def _dm_result(op: Any, mem: Memory, size: int) -> DmTensor:
     base = mem.dm_address[op.result.id]
     if getattr(op, "into", None) is None:
         parts, slices = live_parts(op.output_type), op.output_type.slice.size
-        whole = _written(op, base, size, mem.dm_slice) or {}
-        if set(whole) == set(parts) and all(w.all() for w in whole.values()):
+        if _covers(op, base, size, mem.dm_slice):
             mem.overwrite_dm(parts, slices, base, size)
         else:
-            mem.zero_dm(parts, slices, base, size, op, whole)
+            mem.zero_dm(parts, slices, base, size, op, _written(op, base, size, mem.dm_slice))
             for chip, cluster in parts:
                 mem.copies.forget((int(chip), int(cluster)), base, base + size)
     return DmTensor(base, op.output_type)
