@@ -112,37 +112,45 @@ def _start_bytes(op: Any, env: dict[int, Any], side: str) -> int:
 
 
 @per_record
-def _covers(op: Any, base: int, size: int, slice_bytes: int) -> bool:
-    """Do a DMA's commands write every byte of the DM tensor it creates (`size` bytes from
-    `base` in each slice its type has, in each live (chip, cluster)), each byte once? Then
-    zeroing the tensor first is wasted. Worked out on the commands' packets (a few
-    thousand at most; more, or a runtime start, and the tensor is zeroed)."""
+def _written(op: Any, base: int, size: int, slice_bytes: int) -> dict[tuple[int, int], np.ndarray] | None:
+    """Which slices' windows (`size` bytes from `base`) of the DM tensor a DMA creates its
+    commands write whole, per (chip, cluster) a command writes: a boolean per slice of its
+    type, when every command writes only inside the windows, each byte once; None otherwise.
+    Worked out on the commands' packets (a few thousand at most; more, or a runtime start,
+    and None)."""
     t = op.output_type
     if getattr(op, "dst_start", None) is not None or not size:
-        return False
+        return None
     found: dict[tuple[int, int], list[tuple[np.ndarray, int]]] = {}
     for cmd in op.commands:
         inner = cmd.entries[-1] if cmd.entries else None
         if inner is None or (inner.size, inner.dst_stride) != (cmd.packet_bytes, 1) or len(cmd.entries) > 8:
-            return False
+            return None
         outer = cmd.entries[:-1]
         if math.prod(e.size for e in outer) > 1 << 16:
-            return False
+            return None
         starts = walk(cmd.dst_base, [e.size for e in outer], [e.dst_stride for e in outer]).reshape(-1)
         found.setdefault((int(cmd.part.chip), int(cmd.part.cluster)), []).append((starts, cmd.packet_bytes))
-    if set(found) != set(live_parts(t)):
-        return False
-    for packets in found.values():
+    whole = {}
+    for part, packets in found.items():
         starts = np.concatenate([s for s, _ in packets])
         lengths = np.concatenate([np.full(s.size, n, np.int64) for s, n in packets])
         order = np.argsort(starts, kind="stable")
         starts, lengths = starts[order], lengths[order]
         sl, off = np.divmod(starts, slice_bytes)
-        if (bool((starts[1:] < starts[:-1] + lengths[:-1]).any()) or int(lengths.sum()) != t.slice.size * size
-                or bool((off < base).any()) or bool((off + lengths > base + size).any())
-                or int(sl.min()) < 0 or int(sl.max()) >= t.slice.size):
-            return False
-    return True   # no byte twice, every one in a slice's window, as many as the windows hold
+        if (bool((starts[1:] < starts[:-1] + lengths[:-1]).any()) or bool((off < base).any())
+                or bool((off + lengths > base + size).any()) or int(sl.min()) < 0 or int(sl.max()) >= t.slice.size):
+            return None
+        whole[part] = np.bincount(sl, lengths, t.slice.size) == size   # no byte twice, all in the windows
+    return whole
+
+
+def _covers(op: Any, base: int, size: int, slice_bytes: int) -> bool:
+    """Do a DMA's commands write every byte of the DM tensor it creates (`size` bytes from
+    `base` in each slice its type has, in each live (chip, cluster)), each byte once? Then
+    zeroing the tensor first is wasted (`_written`)."""
+    whole = _written(op, base, size, slice_bytes)
+    return whole is not None and set(whole) == set(live_parts(op.output_type)) and all(w.all() for w in whole.values())
 
 
 def _hbm_result(op: Any, env: dict[int, Any], size: int, in_place: bool) -> np.ndarray:
@@ -157,15 +165,16 @@ def _hbm_result(op: Any, env: dict[int, Any], size: int, in_place: bool) -> np.n
 
 
 def _dm_result(op: Any, mem: Memory, size: int) -> DmTensor:
-    """The DM tensor a DMA creates: zeroed first, unless its commands write every byte of
-    it (`_covers`) or it writes into a tensor (whose bytes it does not write keep their value)."""
+    """The DM tensor a DMA creates: zeroed first, except the slices its commands write whole
+    (`_written`: every slice when they cover the tensor), unless it writes into a tensor
+    (whose bytes it does not write keep their value)."""
     base = mem.dm_address[op.result.id]
     if getattr(op, "into", None) is None:
         parts, slices = live_parts(op.output_type), op.output_type.slice.size
         if _covers(op, base, size, mem.dm_slice):
             mem.overwrite_dm(parts, slices, base, size)
         else:
-            mem.zero_dm(parts, slices, base, size, op)
+            mem.zero_dm(parts, slices, base, size, op, _written(op, base, size, mem.dm_slice))
             for chip, cluster in parts:
                 mem.copies.forget((int(chip), int(cluster)), base, base + size)
     return DmTensor(base, op.output_type)

@@ -103,10 +103,12 @@ def _lift_bytes(op: Any, target: Any) -> np.ndarray | None:
 
 
 def _read(dm: Any, slices: np.ndarray, base: Any, op: Any, plan: tuple[int, int, list[int], list[int]],
-          bits: int, index: np.ndarray, run: bool, mem: Memory) -> np.ndarray:
+          bits: int, index: np.ndarray, run: bool, mem: Memory, into: np.ndarray | None = None) -> np.ndarray:
     """The read plan's elements of `slices` (a strided view when they are consecutive:
-    `run`), into a scratch array of the run's `mem`; `base` is one byte offset, or one per
-    slice (a lifted feed's)."""
+    `run`): when one strided walk reads them, written into `into` (their rows of the
+    stream, `value_dtype` values) and returned, or without `into` into a scratch array of
+    the run's `mem`; else a gathered array. `base` is one byte offset, or one per slice (a
+    lifted feed's)."""
     steps, elems, sizes, strides = plan
     sd = op.source.dtype
     grid = [(len(slices), 1)] if run else _slice_grid(slices)
@@ -118,9 +120,16 @@ def _read(dm: Any, slices: np.ndarray, base: Any, op: Any, plan: tuple[int, int,
                           [*(k * dm.slice_bytes for _, k in grid), *(st * w for st in strides)], w)
         v = None if walk_ is None else view(walk_, [*counts, *sizes], raw_dtype(bits))
         if v is not None:
-            out = mem.scratch(v.shape, v.dtype)
-            np.copyto(out, v)
-            return from_raw(out.reshape(len(slices), steps, elems), sd, bits)
+            if into is None:
+                into = mem.scratch((len(slices), steps, elems), value_dtype(sd))
+            if into.dtype.itemsize == w:    # the raw bits straight into the stream's rows
+                np.copyto(into.view(v.dtype).reshape(v.shape), v)
+                values = from_raw(into.view(v.dtype), sd, bits)
+            else:
+                values = from_raw(v.reshape(len(slices), steps, elems), sd, bits)
+            if not np.may_share_memory(values, into):
+                into[...] = values
+            return into
     row_base = (slices * dm.slice_bytes + np.asarray(base)).reshape(-1, 1, 1)
     return gather(dm, row_base, index, sd, bits, op, "the read plan")
 
@@ -229,17 +238,6 @@ def convert_chain(values: np.ndarray, op: Any, target: Any) -> np.ndarray:
     return np.asarray(values).astype(value_dtype(d), copy=False)
 
 
-def _joined(parts: list[tuple[np.ndarray, np.ndarray]], shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """The rows read per (chip, cluster) as one array (the read itself when one group holds
-    every row in order)."""
-    if len(parts) == 1 and parts[0][1].shape == shape and np.array_equal(parts[0][0], np.arange(shape[0])):
-        return parts[0][1].astype(dtype, copy=False)
-    values = np.zeros(shape, dtype)
-    for sel, part in parts:
-        values[sel] = part
-    return values
-
-
 @per_record
 def _repeats(op: Any, target: Any) -> tuple[bool, bool]:
     """(whether the feed can deliver a `Repeated` stream, whether it reads the DM in place).
@@ -328,18 +326,24 @@ def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np
             return held, rows
     second = None if op.interleave is None else env.get(op.interleave.tensor.id)
     check(op.interleave is None or isinstance(second, DmTensor), "the interleaved tensor is not a DM tensor", op)
-    parts = []
     lifted = _lift_bytes(op, target)
-    for (chip, cluster), sel, slices, run in rows.slice_groups():
+    groups = rows.slice_groups()
+    # `Rows` orders its rows by (chip, cluster, slice): each group's rows are consecutive, and
+    # the group's read goes into them (or is the stream, when one group holds every row)
+    values = mem.scratch((rows.count, steps, elems), value_dtype(sd)) if len(groups) != 1 else None
+    for (chip, cluster), sel, slices, run in groups:
         extra = 0 if lifted is None else lifted[np.ravel_multi_index((rows.chip[sel], rows.cluster[sel], slices),
                                                                      rows.shape)]
+        into = None if values is None else values[int(sel[0]):int(sel[0]) + len(sel)]
         if second is None:
-            dm = mem.dm(chip, cluster)
-            parts.append((sel, _read(dm, slices, src.base + extra, op, plan, bits, index, run, mem)))
+            part = _read(mem.dm(chip, cluster), slices, src.base + extra, op, plan, bits, index, run, mem, into)
         else:
-            parts.append((sel, _read_interleaved(mem.dm(chip, cluster), slices, (src.base + extra, second.base + extra),
-                                                 op, plan, bits, index, run, mem)))
-    values = _joined(parts, (rows.count, steps, elems), value_dtype(sd))
+            part = _read_interleaved(mem.dm(chip, cluster), slices, (src.base + extra, second.base + extra),
+                                     op, plan, bits, index, run, mem)
+        if into is None:
+            values = part.astype(value_dtype(sd), copy=False)
+        elif part is not into:
+            into[...] = part
     fin = op.fetched_type()
     zero_pad(values, fin.time, fin.packet)
     if op.mask is not None:  # the Fetch Adapter's mask (ir.fetch_mask)

@@ -129,14 +129,19 @@ class Dm:
         self._grow(int(off.max()) + width, int(sl.max()) + 1)
         return self.data.reshape(-1), sl * self.data.shape[1] + off, np.zeros((), np.int64)
 
-    def zero(self, slices: int, base: int, size: int) -> None:
+    def zero(self, slices: int, base: int, size: int, written: np.ndarray | None = None) -> None:
         """Zero bytes [base, base + size) of the first `slices` slices (nothing to do past
-        `touched` or `rows`: those bytes were never written)."""
+        `touched` or `rows`: those bytes were never written), but those of the slices
+        `written` marks (booleans per slice): the caller writes every one of their bytes."""
         if base >= self.touched:
             return
         self.overwrite(base, size, slices)
         self._grow(base + size, 0, base)
-        self.data[:min(slices, self.rows), base:base + size] = 0
+        rows = min(slices, self.rows)
+        if written is None or not written[:rows].any():
+            self.data[:rows, base:base + size] = 0
+        else:
+            self.data[np.flatnonzero(~written[:rows]), base:base + size] = 0
 
 
 class Memory:
@@ -250,13 +255,15 @@ class Memory:
         self._trf_stale.clear()
         self.recycle()
 
-    def zero_dm(self, parts: list[tuple[int, int]], slices: int, base: int, size: int, op: Any = None) -> None:
+    def zero_dm(self, parts: list[tuple[int, int]], slices: int, base: int, size: int, op: Any = None,
+                written: dict[tuple[int, int], np.ndarray] | None = None) -> None:
         """Zero bytes [base, base + size) of the first `slices` slices of each (chip, cluster):
-        the padding of a DM tensor an executor creates is zero (docs/machine/index.md)."""
+        the padding of a DM tensor an executor creates is zero (docs/machine/index.md); but
+        those of the slices `written` marks for that (chip, cluster) (`Dm.zero`)."""
         if base < 0 or base + size > self.dm_slice or slices > self.slices:
             raise InterpError(f"DM tensor [{base}, {base + size}) x {slices} slices does not fit DM", op)
         for chip, cluster in parts:
-            self.dm(chip, cluster).zero(slices, base, size)
+            self.dm(chip, cluster).zero(slices, base, size, (written or {}).get((int(chip), int(cluster))))
 
     def overwrite_dm(self, parts: list[tuple[int, int]], slices: int, base: int, size: int) -> None:
         """Bytes [base, base + size) of the first `slices` slices of each (chip, cluster) are

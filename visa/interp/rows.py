@@ -36,7 +36,9 @@ class Rows:
         self._slices: list[tuple[tuple[int, int], np.ndarray, np.ndarray, bool]] | None = None
 
     def groups(self) -> Iterator[tuple[tuple[int, int], np.ndarray]]:
-        """((chip, cluster), indices of its rows) for every (chip, cluster) with live rows."""
+        """((chip, cluster), indices of its rows) for every (chip, cluster) with live rows; the
+        rows are in (chip, cluster, slice) order (`np.nonzero`'s), so each group's indices
+        are consecutive."""
         if self._groups is None:
             keys = self.chip * (self.shape[1] or 1) + self.cluster
             groups = []
