@@ -26,7 +26,7 @@ from ir.types import HbmType
 from ir.view_ops import NewTensor, ToView, Window
 from ir.vrf_ops import vrf_type_problem
 from npu_opt.params import ParamSpec
-from npu_opt.runtime_tiles import refuse_runtime_read, runtime_retile, runtime_write_refusal
+from npu_opt.runtime_tiles import refuse_runtime_read, runtime_retile
 from npu_opt.scalars import plain_number
 from npu_opt.stagebase import Poisoned, location_of, refuse_call as _refuse
 from npu_opt.tensors import (DmaCopies, DmTensor, DmTensorView, HbmTensor, TensorSpec, TrfTensor, VrfTensor,
@@ -193,9 +193,10 @@ class _ReadMixin(DmaCopies):
     @property
     def value(self: Any) -> Any:
         """The IR value of the view: the base itself, or a `window` of it (a runtime-tiled
-        view read this way is RUNTIME-2: only a DMA, `to_spm`, a scatter or a `begin` reads it, through `read_value`)."""
+        view read this way is RUNTIME-2: only a DMA, `to_spm`, a redistribution, a scatter or a `begin` reads
+        it, through `read_value`)."""
         if self._runtime is not None:
-            refuse_runtime_read("another reader (a redistribution)")
+            refuse_runtime_read("this reader")
         if self._offsets == (0,) * len(self._offsets) and self._type == self._base_value.type:
             return self._base_value
         if self._window is None:
@@ -203,8 +204,8 @@ class _ReadMixin(DmaCopies):
         return self._window
 
     def read_value(self: Any) -> Any:
-        """The IR value a Tensor DMA or a stream's `begin` reads: `value`, or the `window` at
-        the runtime start."""
+        """The IR value a Tensor DMA, a redistribution or a stream's `begin` reads: `value`, or
+        the `window` at the runtime start."""
         if self._runtime is None:
             return self.value
         if self._runtime_window is None:

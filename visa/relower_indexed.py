@@ -108,6 +108,8 @@ def expected_redistribute(op: Any, types: dict[int, Any], dm_base: dict[int, int
     low = built(op, lambda: redistribute_record(op.result.id, op.src.id, op.input_type, op.src_view,
                                                 op.src_offset, op.sources, op.offsets, op.output_type, op.engine,
                                                 target, op.loc, into))
+    low = attrs.evolve(low, **{f"{side}_start{x}": getattr(op, f"{side}_start{x}")   # the runtime starts, as read
+                               for side in ("src", "dst") for x in ("", "_bytes", "_limit")})
     return placed(op, low, *(0 if a is None else a.base for a in (op.src_alloc, op.dst_alloc)))
 
 

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from tu_ops.target import Target
 
 __all__ = ["lower_view_step", "windows_of", "shift_feed", "byte_offset", "refuse_unplaced", "spm_window_step",
-           "scatter_window"]
+           "scatter_window", "runtime_start_fields"]
 
 
 def _refuse(op: Any, message: str) -> LoweringRefusal:
@@ -76,7 +76,7 @@ def _source(op: Any, windows: dict[int, Window], refs: dict[int, int], typ: Any,
     return refs[w.src.id], base_t, w.result.type, byte_offset(base_t, w.offset, target, op, clusters=True), shift
 
 
-def _runtime_start(side: str, op: Any, refs: dict[int, int], target: Target) -> dict[str, Any]:
+def runtime_start_fields(side: str, op: Any, refs: dict[int, int], target: Target) -> dict[str, Any]:
     """The record fields of the runtime start of the window `op` (a `window` or `to_view`) on
     `side`: the scalar, the bytes one step of it moves that side's addresses, the largest
     start (none without one)."""
@@ -139,15 +139,15 @@ def lower_view_step(op: Any, result: int, windows: dict[int, Window], refs: dict
                               f"the element, not on {a_an(align)}-byte boundary")
         return attrs.evolve(view_dma(DmaIntoOp, result, src, src_t, src_view, src_off, op.into.type, op.view, dst_off,
                                      target, op.loc, into=refs[op.into.id], shift=shift),
-                            **_runtime_start("src", windows.get(op.src.id), refs, target),
-                            **_runtime_start("dst", op, refs, target))
+                            **runtime_start_fields("src", windows.get(op.src.id), refs, target),
+                            **runtime_start_fields("dst", op, refs, target))
     if isinstance(op, (ir.ToDm, ir.ToHbm)) and op.src.id in windows:
         source = _source(op, windows, refs, typ, target)
         src, src_t, src_view, src_off, _ = source
         t = typ(op.result)
         return attrs.evolve(view_dma(DmaWindowOp, result, src, src_t, src_view, src_off, t, t, 0, target, op.loc,
                                      shift=_shift(op, source, t, (0, 0))),
-                            **_runtime_start("src", windows.get(op.src.id), refs, target))
+                            **runtime_start_fields("src", windows.get(op.src.id), refs, target))
     return None
 
 
@@ -161,7 +161,7 @@ def spm_window_step(op: Any, result: int, windows: dict[int, Window], refs: dict
         raise _refuse(op, "`to_spm` of a DM view tiled on its Chip or Cluster level is not lowered yet")
     record = lower_dma(op, result, ref, view_t, op.result.type, target,
                        lambda *args: spm_record(*args, window=(storage_t, offset)))
-    return attrs.evolve(record, **_runtime_start("src", windows.get(op.src.id), refs, target))
+    return attrs.evolve(record, **runtime_start_fields("src", windows.get(op.src.id), refs, target))
 
 
 def scatter_window(op: Any, windows: dict[int, Window], refs: dict[int, int], typ: Any,
@@ -171,7 +171,7 @@ def scatter_window(op: Any, windows: dict[int, Window], refs: dict[int, int], ty
     ref, storage_t, _, offset, shift = _source(op, windows, refs, typ, target)
     if any(shift):
         raise _refuse(op, "a scatter out of a DM view tiled on its Chip or Cluster level is not lowered yet")
-    return ref, (storage_t, offset), _runtime_start("src", windows.get(op.src.id), refs, target)
+    return ref, (storage_t, offset), runtime_start_fields("src", windows.get(op.src.id), refs, target)
 
 
 def refuse_unplaced(kernel: Any) -> None:

@@ -35,7 +35,7 @@ from tu_ops.base import Ref
 from tu_ops.dma import DmaOp
 from tu_ops.dma_view import DmaWindowOp
 from tu_ops.enums import DmaKind
-from visa.interp.dma import DmTensor, copy_strided, copy_walk, live_parts, run_dma, tensor_bytes
+from visa.interp.dma import DmTensor, copy_strided, copy_walk, live_parts, run_dma, start_bytes, tensor_bytes
 from visa.interp.errors import check
 from visa.interp import shortcuts
 from visa.interp.shortcuts import per_record
@@ -177,17 +177,18 @@ def _walks(op: Any) -> list[tuple[tuple[int, int], list[int], list[int], list[in
 
 def run_redistribute(op: Any, mem: Memory, env: dict[int, Any]) -> DmTensor:
     """Execute one RedistributeOp, DmaRelayoutOp or DM ShuffleOp; return the DM tensor it creates (zero where no
-    command writes)."""
+    command writes). A tile read or written at a runtime start moves that side's addresses."""
     check(isinstance(env.get(op.src.id), DmTensor), f"source {op.src} is not a DM tensor", op)
     t = op.output_type
     base = mem.dm_address[op.result.id]
     if getattr(op, "into", None) is None:    # a write into a view keeps the tensor's other bytes
         mem.zero_dm(live_parts(t), t.slice.size, base, tensor_bytes(t, mem.target), op)
     fast = shortcuts.on()
+    moved = start_bytes(op, env, "src"), start_bytes(op, env, "dst")   # tiles at runtime starts (RUNTIME-10)
     for i, (cmd, (source, sizes_, src_strides, dst_strides)) in enumerate(zip(op.commands, _walks(op))):
         src, dst = mem.dm(*source), mem.dm(cmd.part.chip, cmd.part.cluster)
-        if fast and sizes_ and copy_strided(src, cmd.src_base, src_strides, dst, cmd.dst_base, dst_strides, sizes_):
+        src_base, dst_base = cmd.src_base + moved[0], cmd.dst_base + moved[1]
+        if fast and sizes_ and copy_strided(src, src_base, src_strides, dst, dst_base, dst_strides, sizes_):
             continue   # an in-bounds affine walk writing each byte once: copied through views (a shortcut)
-        copy_walk(src, cmd.src_base, dst, cmd.dst_base, cmd.entries[:-1], cmd.entries[-1].size if cmd.entries else 1,
-                  op, i)
+        copy_walk(src, src_base, dst, dst_base, cmd.entries[:-1], cmd.entries[-1].size if cmd.entries else 1, op, i)
     return DmTensor(base, t)

@@ -1,0 +1,88 @@
+"""A redistribution reading or writing a tile at a runtime start, and an interleaved
+`begin` over two tiles at different starts (docs/runtime.md#runtime-tile-starts):
+cpu == visa == numpy == the unrolled kernel, the records name each start and the verifier
+checks it (RUNTIME-8, LOOP-6), a start out of range for some iteration is LOOP-1 at the
+user's line, one past the tile at run time RUNTIME-10."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import npu_opt
+from tests.loops import rtview_kernels as K
+from visa.verify import verify_text
+
+RNG = np.random.default_rng(60)
+XS = RNG.integers(-2 ** 31, 2 ** 31, (2, 2, 8, 4, 8)).astype(np.int32)   # (chip, cluster, R, S, W)
+
+
+def _swapped(x: np.ndarray) -> np.ndarray:
+    """Every (chip, cluster) part holds the other chip's other cluster's part."""
+    return x[::-1, ::-1]
+
+
+@pytest.mark.parametrize("backend", ["cpu", "visa"])
+def test_a_redistribution_reads_a_tile_at_the_loop_index(backend):
+    rolled = npu_opt.run(K.swapped_rows(True), XS, backend=backend)
+    assert np.array_equal(rolled, _swapped(XS))
+    assert rolled.tobytes() == npu_opt.run(K.swapped_rows(False), XS, backend=backend).tobytes()
+
+
+@pytest.mark.parametrize("backend", ["cpu", "visa"])
+def test_a_redistribution_writes_a_tile_at_the_loop_index(backend):
+    rolled = npu_opt.run(K.swapped_rows(True, write=True), XS, backend=backend)
+    assert np.array_equal(rolled, _swapped(XS)[:, :, :, ::-1])
+    assert rolled.tobytes() == npu_opt.run(K.swapped_rows(False, write=True), XS, backend=backend).tobytes()
+
+
+def test_the_redistribute_record_names_both_starts_and_the_verifier_checks_them():
+    text = npu_opt.compile(K.swapped_rows(True, write=True)).text
+    lines = [x for x in text.splitlines() if "= dma_redistribute " in x]
+    assert len(lines) == 1   # the body once
+    line = lines[0]
+    assert re.search(r" src_start=%\d+ src_start_bytes=32 src_start_limit=3", line)
+    assert re.search(r" dst_start=%\d+ dst_start_bytes=32 dst_start_limit=3", line)
+    verify_text(text)
+    for side in ("src", "dst"):
+        with pytest.raises(npu_opt.NpuOptError) as e:   # the last start's window past the slice's bytes
+            verify_text(text.replace(line, line.replace(f"{side}_start_limit=3", f"{side}_start_limit=100000")))
+        assert e.value.code == "RUNTIME-8"
+        with pytest.raises(npu_opt.NpuOptError) as e:   # start s (or 3 - s) reaches 3, past a limit of 2
+            verify_text(text.replace(line, line.replace(f"{side}_start_limit=3", f"{side}_start_limit=2")))
+        assert e.value.code == "LOOP-6" and "past the last start 2" in str(e.value)
+        start = re.search(rf" {side}_start=(%\d+)", line)[1]
+        with pytest.raises(npu_opt.NpuOptError) as e:   # the start names the tensor, not a scalar
+            verify_text(text.replace(line, line.replace(f" {side}_start={start}", f" {side}_start=%1")))
+        assert e.value.code == "RUNTIME-8" and "not a scalar[usize]" in str(e.value)
+
+
+def test_a_plain_redistribution_record_has_no_start_fields():
+    text = npu_opt.compile(K.swapped_rows(False, write=True)).text
+    assert all("_start" not in x for x in text.splitlines() if "= dma_redistribute " in x)
+
+
+def test_a_redistribution_of_a_tile_past_the_end_for_an_iteration_is_loop_1():
+    with pytest.raises(npu_opt.NpuOptError) as e:
+        npu_opt.compile(K.swapped_rows(True, shift=1))
+    assert e.value.code == "LOOP-1" and "is 4 at i = 3, past the last start 3" in str(e.value)
+    assert e.value.diagnostics[0].line == _line_of("d.view().tile(m(\"XS\"), 1, m(\"1 # 4, XW\"), s + shift)")
+
+
+def _line_of(text: str) -> int:
+    source = open(K.__file__).read().splitlines()
+    return next(i for i, x in enumerate(source, 1) if text in x)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "visa"])
+def test_a_redistribution_between_tiles_at_launch_values_and_past_the_end(backend):
+    for src, dst in ((0, 3), (2, 2), (3, 1)):
+        want = XS.copy()
+        want[:, :, :, dst] = _swapped(XS)[:, :, :, src]
+        assert np.array_equal(npu_opt.run(K.swap_row_at_launch, XS, src, dst, backend=backend), want)
+    for src, dst in ((4, 0), (0, 4)):
+        with pytest.raises(npu_opt.NpuOptError) as e:
+            npu_opt.run(K.swap_row_at_launch, XS, src, dst, backend=backend)
+        assert e.value.code == "RUNTIME-10" and "start 4 is outside" in str(e.value)
