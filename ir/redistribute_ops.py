@@ -44,6 +44,10 @@ class Redistribute(Op):
     start_stride: int | None = attr(default=None, optional=True)
     start_limit: int | None = attr(default=None, optional=True)
 
+    def attributes(self) -> list[tuple[str, Any]]:
+        """The printed fields; a runtime start's stride and limit only when the write view has one."""
+        return [(k, v) for k, v in super().attributes() if k not in ("start_stride", "start_limit") or v is not None]
+
     @property
     def placements(self) -> list[tuple[int, int]]:
         return parse_sources(self.sources)

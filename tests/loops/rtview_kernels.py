@@ -44,3 +44,43 @@ def swap_row_at_launch(ctx: Context, x: XIn, src: HbmScalar[usize], dst: HbmScal
     tile.chip_shuffle([1, 0]).cluster_swap().to_dm_view(
         ctx.tdma, out.view_mut().tile(m("XS"), 1, m("1 #{!} 4, XW"), dst.to_spm(ctx.tdma)))
     return out.to_hbm(ctx.tdma, XIn)
+
+
+axes(YS=512, YT=4, YH=8, YI=2)
+YRows = DmTensor[i32, m("1"), m("1 # 2"), m("YS / 8"), m("YS % 8, YT, YH")]
+YIn = HbmTensor[i32, m("1"), m("YS, YT, YH")]
+
+
+def _pair_min(ctx: Context, a: Any, b: Any) -> Any:
+    """min(a, b) of two (YS, YH) tiles by one interleaved stream: a fresh DM tensor."""
+    return (ctx.main.begin_interleaved(a, b, m("YI"))
+            .fetch(m("YS % 8, YI"), m("YH")).collect(m("YS % 8, YI"), m("YH"))
+            .vector_init().vector_intra_slice_unzip(m("YI"), m("YS % 8"))
+            .vector_clip_zip(ClipBinaryOpI32.MIN).vector_final()
+            .commit_trim(m("YH")).commit(m("YS % 8, YH")))
+
+
+def pair_min(loop: Any, lhs: Any, rhs: Any) -> Any:
+    """out[:, t] = min(x[:, lhs(t)], y[:, rhs(t)]) for t in `loop(ctx)` (a `ctx.loop` or a
+    Python range): an interleaved `begin` over a tile of x and a tile of y."""
+
+    @device(chip=1)
+    def min_of_tiles(ctx: Context, x: YIn, y: YIn) -> YIn:
+        dx, dy = x.to_dm(ctx.tdma, YRows), y.to_dm(ctx.tdma, YRows)
+        out = YRows.new()
+        out.view_mut().memset(ctx.sub, 0)
+        for t in loop(ctx):
+            a = dx.view().tile(m("YT"), 1, m("YS % 8, 1 # 4, YH"), lhs(t))
+            b = dy.view().tile(m("YT"), 1, m("YS % 8, 1 # 4, YH"), rhs(t))
+            _pair_min(ctx, a, b).view().to_dm_view(ctx.tdma, out.view_mut().tile(m("YT"), 1, m("YS % 8, 1 #{!} 4, YH"), t))
+        return out.to_hbm(ctx.tdma, YIn)
+    return min_of_tiles
+
+
+@device(chip=1)
+def pair_min_at_launch(ctx: Context, x: YIn, y: YIn, j: HbmScalar[usize], k: HbmScalar[usize]) -> HbmTensor[i32, m("1"), m("YS, YH")]:
+    """min(x[:, j], y[:, k]): an interleaved `begin` over tiles at two launch values."""
+    dx, dy = x.to_dm(ctx.tdma, YRows), y.to_dm(ctx.tdma, YRows)
+    a = dx.view().tile(m("YT"), 1, m("YS % 8, 1 # 4, YH"), j.to_spm(ctx.tdma))
+    b = dy.view().tile(m("YT"), 1, m("YS % 8, 1 # 4, YH"), k.to_spm(ctx.tdma))
+    return _pair_min(ctx, a, b).to_hbm(ctx.tdma, HbmTensor[i32, m("1"), m("YS, YH")])

@@ -86,3 +86,73 @@ def test_a_redistribution_between_tiles_at_launch_values_and_past_the_end(backen
         with pytest.raises(npu_opt.NpuOptError) as e:
             npu_opt.run(K.swap_row_at_launch, XS, src, dst, backend=backend)
         assert e.value.code == "RUNTIME-10" and "start 4 is outside" in str(e.value)
+
+
+YA = RNG.integers(-1000, 1000, (512, 4, 8)).astype(np.int32)
+YB = RNG.integers(-1000, 1000, (512, 4, 8)).astype(np.int32)
+ROLLED, UNROLLED = (lambda ctx: ctx.loop(3)), (lambda ctx: range(3))
+
+
+def _pair_min_oracle(trips: int, lhs, rhs) -> np.ndarray:
+    want = np.zeros_like(YA)
+    for t in range(trips):
+        want[:, t] = np.minimum(YA[:, lhs(t)], YB[:, rhs(t)])
+    return want
+
+
+@pytest.mark.parametrize("backend", ["cpu", "visa"])
+def test_an_interleaved_begin_over_tiles_at_two_fixed_starts(backend):
+    lhs, rhs = (lambda t: t), (lambda t: 3 - t)
+    got = npu_opt.run(K.pair_min(lambda ctx: range(4), lhs, rhs), YA, YB, backend=backend)
+    assert np.array_equal(got, _pair_min_oracle(4, lhs, rhs))
+
+
+@pytest.mark.parametrize("backend", ["cpu", "visa"])
+@pytest.mark.parametrize("lhs, rhs", [(lambda t: t, lambda t: t + 1), (lambda t: t + 1, lambda t: t),
+                                      (lambda t: 2 * t, lambda t: 2 * t + 1)], ids=["t,t+1", "t+1,t", "2t,2t+1"])
+def test_an_interleaved_begin_over_tiles_a_fixed_distance_apart_at_the_loop_index(backend, lhs, rhs):
+    trips = 2 if lhs(2) > 3 or rhs(2) > 3 else 3
+    roll = (lambda ctx: ctx.loop(trips))
+    got = npu_opt.run(K.pair_min(roll, lhs, rhs), YA, YB, backend=backend)
+    assert np.array_equal(got, _pair_min_oracle(trips, lhs, rhs))
+    assert got.tobytes() == npu_opt.run(K.pair_min(lambda ctx: range(trips), lhs, rhs), YA, YB,
+                                        backend=backend).tobytes()
+
+
+def test_the_feed_names_the_second_tiles_offset_and_the_verifier_checks_it():
+    text = npu_opt.compile(K.pair_min(ROLLED, lambda t: t, lambda t: t + 1)).text
+    [feed] = [x for x in text.splitlines() if "= feed_buffer " in x]
+    assert re.search(r" start=%\d+ start_elems=8 start_limit=2 rhs_offset=8\b", feed)
+    verify_text(text)
+    with pytest.raises(npu_opt.NpuOptError) as e:   # the second tile at start_limit past its tensor's element
+        verify_text(text.replace(feed, feed.replace("rhs_offset=8", "rhs_offset=16")))
+    assert e.value.code == "RUNTIME-8" and "rhs_offset" in str(e.value)
+    with pytest.raises(npu_opt.NpuOptError) as e:   # not a tile of the second tensor's element at all
+        verify_text(text.replace(feed, feed.replace("rhs_offset=8", "rhs_offset=3")))
+    assert e.value.code == "FEED-15" and "rhs_offset" in str(e.value)
+    fixed = npu_opt.compile(K.pair_min(lambda ctx: range(4), lambda t: 1, lambda t: 3)).text
+    assert [x for x in fixed.splitlines() if "= feed_buffer " in x and "rhs_offset=24" in x]
+    same = npu_opt.compile(K.pair_min(ROLLED, lambda t: t, lambda t: t)).text
+    assert all("rhs_offset" not in x for x in same.splitlines())   # one start: the field is left out
+
+
+@pytest.mark.parametrize("rhs", [lambda t: 3 - t, lambda t: 3, lambda t: 2 * t], ids=["3-t", "3", "2t"])
+def test_an_interleaved_begin_over_tiles_a_varying_distance_apart_is_runtime_2(rhs):
+    with pytest.raises(npu_opt.NpuOptError) as e:
+        npu_opt.compile(K.pair_min(lambda ctx: ctx.loop(2), lambda t: t, rhs))
+    assert e.value.code == "RUNTIME-2"
+    assert "one walk" in str(e.value) and "trace-time distance" in str(e.value)
+    assert e.value.diagnostics[0].line == _line_of("ctx.main.begin_interleaved(a, b, m(\"YI\"))")
+
+
+def test_an_interleaved_begin_over_tiles_at_two_launch_values_is_runtime_2():
+    with pytest.raises(npu_opt.NpuOptError) as e:
+        npu_opt.compile(K.pair_min_at_launch)
+    assert e.value.code == "RUNTIME-2" and "trace-time distance" in str(e.value)
+
+
+def test_an_interleaved_second_tile_past_the_end_for_an_iteration_is_loop_1():
+    with pytest.raises(npu_opt.NpuOptError) as e:
+        npu_opt.compile(K.pair_min(lambda ctx: ctx.loop(4), lambda t: t, lambda t: t + 1))
+    assert e.value.code == "LOOP-1" and "is 4 at i = 3, past the last start 3" in str(e.value)
+    assert e.value.diagnostics[0].line == _line_of("b = dy.view().tile(")

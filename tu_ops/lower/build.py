@@ -122,7 +122,8 @@ def _program(chain: ProgramChain, first: int, index: int, refs: dict[int, int], 
     view = chain.begin.view
     rhs = getattr(chain.begin, "rhs", None)  # an interleaved begin's second view
     feed = shift_feed(lower_feed(chain, first, first + 1, feed_flits(chain), Ref(refs[view.id]), typ(view).element,
-                                 target, None if rhs is None else Ref(refs[rhs.id])), view, windows, refs)
+                                 target, None if rhs is None else Ref(refs[rhs.id])), view, windows, refs,
+                      chain.begin, target)
     ops: list[Any] = [feed]
     cur, nid = first, first + 1
     for i, op in enumerate(chain.after_collect()):

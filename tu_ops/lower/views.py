@@ -178,17 +178,17 @@ def refuse_unplaced(kernel: Any) -> None:
     """VIEW-10 for a `begin` over a window shifted outside its Element level (a feed reads
     the slices of its program's space; its source offset shifts the element only; the
     trace refuses these first, VIEW-15, IR text read back can still hold one), and for an
-    interleaved `begin` whose two views are not read alike (its feed reads the second
-    tensor at the first view's offset and start)."""
+    interleaved `begin` whose two views are not read alike and which does not say how far
+    apart they are (`rhs_shift`, which the trace sets)."""
     windows = windows_of(kernel)
     for op in kernel.ops:
         w = windows.get(op.view.id) if isinstance(op, ir.Begin) else None
         if w is not None and any(w.offset[:-1]):
             raise _refuse(op, "`begin` over a DM view tiled outside its Element level is not lowered yet")
         rhs = getattr(op, "rhs", None) if isinstance(op, ir.Begin) else None
-        if rhs is not None and _window_start(windows.get(rhs.id)) != _window_start(w):
-            raise _refuse(op, "an interleaved `begin` over two views tiled at different starts is not lowered yet "
-                              "(its feed reads both tensors at the first view's start)")
+        if rhs is not None and op.rhs_shift is None and _window_start(windows.get(rhs.id)) != _window_start(w):
+            raise _refuse(op, "an interleaved `begin` over two views tiled at different starts, without the distance "
+                              "between them (`rhs_shift`), is not lowered")   # IR text read back: the trace names it
 
 
 def _window_start(w: Window | None) -> tuple:
@@ -199,14 +199,47 @@ def _window_start(w: Window | None) -> tuple:
     return (tuple(w.offset) if any(w.offset) else ()), None if w.start is None else (w.start.id, w.start_stride)
 
 
-def shift_feed(feed: Any, view: Any, windows: dict[int, Window], refs: dict[int, int]) -> Any:
+def shift_feed(feed: Any, view: Any, windows: dict[int, Window], refs: dict[int, int], begin: Any = None,
+               target: Any = None) -> Any:
     """The feed of a `begin` over a window: its source offset is the window's element offset,
     a reshaped window names the levels it relabelled the tensor to (FEED-15), and one at a
-    runtime start names its scalar (`start=`, moving the offset by `start * start_elems`)."""
+    runtime start names its scalar (`start=`, moving the offset by `start * start_elems`).
+    An interleaved `begin` whose second view is read elsewhere names where (`_second_view`)."""
     w = windows.get(view.id)
-    if w is None:
+    if w is not None:
+        reshape = None if w.reshaped is None else w.reshaped.levels()
+        start = {} if w.start is None else {"start": Ref(refs[w.start.id]), "start_elems": w.start_stride,
+                                             "start_limit": w.start_limit}
+        feed = attrs.evolve(feed, source=attrs.evolve(feed.source, offset=w.offset[-1]), reshape=reshape, **start)
+    if getattr(begin, "rhs_shift", None) is None:
         return feed
-    reshape = None if w.reshaped is None else w.reshaped.levels()
-    start = {} if w.start is None else {"start": Ref(refs[w.start.id]), "start_elems": w.start_stride,
-                                         "start_limit": w.start_limit}
-    return attrs.evolve(feed, source=attrs.evolve(feed.source, offset=w.offset[-1]), reshape=reshape, **start)
+    return attrs.evolve(feed, **_second_view(feed, begin, w, windows.get(begin.rhs.id), refs, target))
+
+
+def _second_view(feed: Any, begin: Any, w1: Window | None, w2: Window | None, refs: dict[int, int],
+                 target: Any) -> dict[str, Any]:
+    """The fields of an interleaved feed whose second view is read `begin.rhs_shift` cells past
+    the first (a trace-time distance): the source offset and `rhs_offset=` where the two are
+    read at start 0. At runtime starts (which move both alike) the walk's start is that of the
+    view read lower, so both offsets at start 0 lie in their tensors, and `start_limit` is the
+    largest start that keeps both views inside (each window's own limit). A distance that is
+    not whole bytes, or starts the trace did not pair, is VIEW-10."""
+    shift, dtype = begin.rhs_shift, feed.source.dtype
+    if shift * (target.bits_of(dtype) or dtype.bits) % 8:
+        raise _refuse(begin, f"the second view of an interleaved `begin` is read {shift} cells of {dtype} past the "
+                             "first, not whole bytes")
+    moving = [x for x in (w1, w2) if x is not None and x.start is not None]
+    if not moving:
+        lhs0 = 0 if w1 is None else w1.offset[-1]
+        return {"source": attrs.evolve(feed.source, offset=lhs0), "rhs_offset": lhs0 + shift}
+    if len(moving) == 1:
+        raise _refuse(begin, "an interleaved `begin` over one view at a runtime start and one at a fixed start")
+    lead, other = (w1, w2) if shift >= 0 else (w2, w1)   # the view read lower: its start is the walk's
+    low = lead.offset[-1]
+    lhs0, rhs0 = (low, low + shift) if shift >= 0 else (low - shift, low)
+    other_last = other.offset[-1] + other.start_limit * other.start_stride   # the other view's last position
+    limit = min(lead.start_limit, (other_last - low - abs(shift)) // lead.start_stride)
+    if limit < 0:
+        raise _refuse(begin, "the two views of an interleaved `begin` are never both inside their tensors")
+    return {"source": attrs.evolve(feed.source, offset=lhs0), "rhs_offset": rhs0, "start": Ref(refs[lead.start.id]),
+            "start_elems": lead.start_stride, "start_limit": limit}
