@@ -84,3 +84,33 @@ def pair_min_at_launch(ctx: Context, x: YIn, y: YIn, j: HbmScalar[usize], k: Hbm
     a = dx.view().tile(m("YT"), 1, m("YS % 8, 1 # 4, YH"), j.to_spm(ctx.tdma))
     b = dy.view().tile(m("YT"), 1, m("YS % 8, 1 # 4, YH"), k.to_spm(ctx.tdma))
     return _pair_min(ctx, a, b).to_hbm(ctx.tdma, HbmTensor[i32, m("1"), m("YS, YH")])
+
+
+axes(ZP=4, ZR=24, ZC=90, ZW=32, ZE=4)
+ZCache = HbmTensor[bf16, m("1"), m("ZP, ZC, ZW")]
+
+
+def scatter_pages(loop: Any, page: Any) -> Any:
+    """Tile e of the updates scattered into page `page(e)` of the cache at the byte offsets
+    of row e of the index, for e in `loop(ctx)`: a scatter writing into a tile (one page,
+    its rows counted from the page's start) at a fixed or a runtime start."""
+
+    @device(chip=1)
+    def scatter_into_pages(ctx: Context, fresh: HbmTensor[bf16, m("1"), m("ZR, ZE, ZW")],
+                           offsets: HbmTensor[i32, m("1"), m("ZE, ZR")], cache: Mut[ZCache]) -> None:
+        d = fresh.to_dm(ctx.tdma, DmTensor[bf16, m("1"), m("1 # 2"), m("ZR # 64"), m("ZE, ZW")])
+        for e in loop(ctx):
+            row = offsets.view().tile(m("ZE"), 1, m("1 # 4, ZR"), e).to_hbm(ctx.tdma, HbmTensor[i32, m("1"), m("ZR")])
+            tile = d.view().tile(m("ZE"), 1, m("1 # 4, ZW"), e)
+            dst = cache.view_mut().tile(m("ZP"), 1, m("1 #{!} 4, ZC, ZW"), page(e))
+            dst.scatter(m("ZC"), m("ZW")).by_byte_offsets(row).from_dm_view(ctx.tdma, tile)
+    return scatter_into_pages
+
+
+@device(chip=1)
+def scatter_page_at_launch(ctx: Context, fresh: HbmTensor[bf16, m("1"), m("ZR, ZW")],
+                           offsets: HbmTensor[i32, m("1"), m("ZR")], p: HbmScalar[usize], cache: Mut[ZCache]) -> None:
+    """The updates scattered into page `p` of the cache (a launch value)."""
+    d = fresh.to_dm(ctx.tdma, DmTensor[bf16, m("1"), m("1 # 2"), m("ZR # 64"), m("ZW")])
+    dst = cache.view_mut().tile(m("ZP"), 1, m("1 #{!} 4, ZC, ZW"), p.to_spm(ctx.tdma))
+    dst.scatter(m("ZC"), m("ZW")).by_byte_offsets(offsets).from_dm(ctx.tdma, d)

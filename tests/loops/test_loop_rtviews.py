@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -156,3 +157,70 @@ def test_an_interleaved_second_tile_past_the_end_for_an_iteration_is_loop_1():
         npu_opt.compile(K.pair_min(lambda ctx: ctx.loop(4), lambda t: t, lambda t: t + 1))
     assert e.value.code == "LOOP-1" and "is 4 at i = 3, past the last start 3" in str(e.value)
     assert e.value.diagnostics[0].line == _line_of("b = dy.view().tile(")
+
+
+ZRNG = np.random.default_rng(61)
+FRESH = ZRNG.standard_normal((24, 4, 32)).astype(ml_dtypes.bfloat16)
+ZROWS = np.stack([ZRNG.permutation(90)[:24] for _ in range(4)])
+CACHE = ZRNG.standard_normal((4, 90, 32)).astype(ml_dtypes.bfloat16)
+
+
+def _scatter_pages(loop, page, backend):
+    cache = CACHE.copy()
+    npu_opt.run(K.scatter_pages(loop, page), FRESH, (ZROWS * 64).astype(np.int32), cache, backend=backend)
+    return cache
+
+
+def _pages_oracle(trips, page):
+    want = CACHE.copy()
+    for e in range(trips):
+        want[page(e)][ZROWS[e]] = FRESH[:, e]
+    return want
+
+
+@pytest.mark.parametrize("backend", ["cpu", "visa"])
+def test_a_scatter_into_a_tile_at_a_fixed_start(backend):
+    page = lambda e: 3 - e
+    got = _scatter_pages(lambda ctx: range(4), page, backend)
+    assert got.view(np.uint16).tobytes() == _pages_oracle(4, page).view(np.uint16).tobytes()
+
+
+@pytest.mark.parametrize("backend", ["cpu", "visa"])
+def test_a_scatter_into_a_tile_at_the_loop_index(backend):
+    page = lambda e: 3 - e
+    rolled = _scatter_pages(lambda ctx: ctx.loop(4), page, backend)
+    assert rolled.view(np.uint16).tobytes() == _pages_oracle(4, page).view(np.uint16).tobytes()
+    assert rolled.view(np.uint16).tobytes() == _scatter_pages(lambda ctx: range(4), page, backend).view(np.uint16).tobytes()
+
+
+def test_the_scatter_record_names_the_destination_tile_and_the_verifier_checks_it():
+    text = npu_opt.compile(K.scatter_pages(lambda ctx: ctx.loop(4), lambda e: 3 - e)).text
+    [line] = [x for x in text.splitlines() if "= dma_scatter " in x]
+    assert re.search(r" dst_view=\[.*\] dst_offset=0 dst_start=%\d+ dst_start_bytes=5760 dst_start_limit=3", line)
+    verify_text(text)
+    with pytest.raises(npu_opt.NpuOptError) as e:   # the last page's window past the cache
+        verify_text(text.replace(line, line.replace("dst_start_limit=3", "dst_start_limit=4")))
+    assert e.value.code == "RUNTIME-8"
+    with pytest.raises(npu_opt.NpuOptError) as e:   # start 3 - e is 3 at e = 0, past a limit of 2
+        verify_text(text.replace(line, line.replace("dst_start_limit=3", "dst_start_limit=2")))
+    assert e.value.code == "LOOP-6"
+
+
+def test_a_scatter_into_a_tile_past_the_end_for_an_iteration_is_loop_1():
+    with pytest.raises(npu_opt.NpuOptError) as e:
+        npu_opt.compile(K.scatter_pages(lambda ctx: ctx.loop(4), lambda e: e + 1))
+    assert e.value.code == "LOOP-1" and "is 4 at i = 3, past the last start 3" in str(e.value)
+    assert e.value.diagnostics[0].line == _line_of("dst = cache.view_mut().tile(")
+
+
+@pytest.mark.parametrize("backend", ["cpu", "visa"])
+def test_a_scatter_into_a_tile_at_a_launch_value_and_past_the_end(backend):
+    fresh, rows = FRESH[:, 0].copy(), ZROWS[0]
+    for p in (0, 2, 3):
+        cache, want = CACHE.copy(), CACHE.copy()
+        want[p][rows] = fresh
+        npu_opt.run(K.scatter_page_at_launch, fresh, (rows * 64).astype(np.int32), p, cache, backend=backend)
+        assert cache.view(np.uint16).tobytes() == want.view(np.uint16).tobytes()
+    with pytest.raises(npu_opt.NpuOptError) as e:
+        npu_opt.run(K.scatter_page_at_launch, fresh, (rows * 64).astype(np.int32), 4, CACHE.copy(), backend=backend)
+    assert e.value.code == "RUNTIME-10" and "start 4 is outside" in str(e.value)

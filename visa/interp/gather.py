@@ -105,7 +105,8 @@ def run_gather(op: Any, mem: Memory, env: dict[int, Any], types: dict[int, Any])
 
 def run_scatter(op: Any, mem: Memory, env: dict[int, Any], types: dict[int, Any]) -> np.ndarray:
     """Execute one ScatterOp; return the HBM bytes of the new tensor it writes (its data read
-    out of the tile it names, when it names one: the commands already start there)."""
+    out of the tile it names, when it names one: the commands already start there; into the
+    page it names, when it names one: the rows count from the page's first byte)."""
     data_t, out_t = op.view_types()
     index_t = types.get(op.index.id)
     check(index_t is not None and index_t.kind in ("hbm", "spm"), f"the index {op.index} is not an HBM or SPM tensor",
@@ -134,7 +135,10 @@ def run_scatter(op: Any, mem: Memory, env: dict[int, Any], types: dict[int, Any]
                             loc=op.loc), mem, env)
     chips, count, width = out_t.chip.size, op.scattered, op.row_bytes
     block, src_block = op.rows * width, count * width
-    out = np.zeros(chips * blocks * block, np.uint8)
+    chip_bytes, page = blocks * block, 0
+    if op.dst_view is not None:   # into one page of each chip's copy, moved by its runtime start
+        chip_bytes, page = tensor_bytes(op.output_type, mem.target), op.dst_offset + start_bytes(op, env, "dst")
+    out = np.zeros(chips * chip_bytes, np.uint8)
     if op.into is not None:  # into an existing tensor: the rows no index names keep its bytes
         old = env.get(op.into.id)
         check(isinstance(old, np.ndarray) and old.size == out.size, f"{op.into} is not an HBM tensor of the output's bytes", op)
@@ -148,7 +152,7 @@ def run_scatter(op: Any, mem: Memory, env: dict[int, Any], types: dict[int, Any]
         if fault is not None:
             raise fault
         for b in range(blocks):   # each block of the output takes its own row of every entry
-            base, src = (c * blocks + b) * block, (c * blocks + b) * src_block
+            base, src = c * chip_bytes + page + b * block, (c * blocks + b) * src_block
             for k, offset in enumerate((values if scaled else values * width).tolist()):   # the last write wins
                 out[base + offset:base + offset + width] = rows[src + k * width:src + (k + 1) * width]
     return out
