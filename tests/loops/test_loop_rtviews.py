@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 
 import npu_opt
+from ir.kernel import print_kernel
+from tests.kernel_text import parse_kernel
 from tests.loops import rtview_kernels as K
 from visa.verify import verify_text
 
@@ -224,3 +226,15 @@ def test_a_scatter_into_a_tile_at_a_launch_value_and_past_the_end(backend):
     with pytest.raises(npu_opt.NpuOptError) as e:
         npu_opt.run(K.scatter_page_at_launch, fresh, (rows * 64).astype(np.int32), 4, CACHE.copy(), backend=backend)
     assert e.value.code == "RUNTIME-10" and "start 4 is outside" in str(e.value)
+
+
+@pytest.mark.parametrize("kernel, op", [
+    (K.swapped_rows(True, write=True), " = redistribute "),
+    (K.pair_min(ROLLED, lambda t: t + 1, lambda t: t), " = begin_interleaved "),
+    (K.scatter_pages(lambda ctx: ctx.loop(4), lambda e: 3 - e), " = dma_scatter "),
+], ids=["redistribute", "begin_interleaved", "scatter"])
+def test_the_traced_ops_read_back_from_their_ir_text(kernel, op):
+    text = print_kernel(kernel.trace().kernel)
+    line = next(x for x in text.splitlines() if op in x)
+    assert "start" in line or "rhs_shift=" in line
+    assert print_kernel(parse_kernel(text)) == text
