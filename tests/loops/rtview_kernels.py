@@ -6,6 +6,7 @@ tests/loops/test_loop_rtviews.py."""
 from typing import Any
 
 from npu_opt import *
+from tests.loops.reader_kernels import Rows, _min_of
 
 axes(XK=2, XG=2, XR=8, XS=4, XW=8)
 XChip, XCluster = m("XK"), m("XG")
@@ -46,18 +47,8 @@ def swap_row_at_launch(ctx: Context, x: XIn, src: HbmScalar[usize], dst: HbmScal
     return out.to_hbm(ctx.tdma, XIn)
 
 
-axes(YS=512, YT=4, YH=8, YI=2)
-YRows = DmTensor[i32, m("1"), m("1 # 2"), m("YS / 8"), m("YS % 8, YT, YH")]
-YIn = HbmTensor[i32, m("1"), m("YS, YT, YH")]
-
-
-def _pair_min(ctx: Context, a: Any, b: Any) -> Any:
-    """min(a, b) of two (YS, YH) tiles by one interleaved stream: a fresh DM tensor."""
-    return (ctx.main.begin_interleaved(a, b, m("YI"))
-            .fetch(m("YS % 8, YI"), m("YH")).collect(m("YS % 8, YI"), m("YH"))
-            .vector_init().vector_intra_slice_unzip(m("YI"), m("YS % 8"))
-            .vector_clip_zip(ClipBinaryOpI32.MIN).vector_final()
-            .commit_trim(m("YH")).commit(m("YS % 8, YH")))
+axes(RS=512, RT=4, RH=8, RI=2)   # reader_kernels' Rows and _min_of
+RIn = HbmTensor[i32, m("1"), m("RS, RT, RH")]
 
 
 def pair_min(loop: Any, lhs: Any, rhs: Any) -> Any:
@@ -65,25 +56,25 @@ def pair_min(loop: Any, lhs: Any, rhs: Any) -> Any:
     Python range): an interleaved `begin` over a tile of x and a tile of y."""
 
     @device(chip=1)
-    def min_of_tiles(ctx: Context, x: YIn, y: YIn) -> YIn:
-        dx, dy = x.to_dm(ctx.tdma, YRows), y.to_dm(ctx.tdma, YRows)
-        out = YRows.new()
+    def min_of_tiles(ctx: Context, x: RIn, y: RIn) -> RIn:
+        dx, dy = x.to_dm(ctx.tdma, Rows), y.to_dm(ctx.tdma, Rows)
+        out = Rows.new()
         out.view_mut().memset(ctx.sub, 0)
         for t in loop(ctx):
-            a = dx.view().tile(m("YT"), 1, m("YS % 8, 1 # 4, YH"), lhs(t))
-            b = dy.view().tile(m("YT"), 1, m("YS % 8, 1 # 4, YH"), rhs(t))
-            _pair_min(ctx, a, b).view().to_dm_view(ctx.tdma, out.view_mut().tile(m("YT"), 1, m("YS % 8, 1 #{!} 4, YH"), t))
-        return out.to_hbm(ctx.tdma, YIn)
+            a = dx.view().tile(m("RT"), 1, m("RS % 8, 1 # 4, RH"), lhs(t))
+            b = dy.view().tile(m("RT"), 1, m("RS % 8, 1 # 4, RH"), rhs(t))
+            _min_of(ctx, a, b).view().to_dm_view(ctx.tdma, out.view_mut().tile(m("RT"), 1, m("RS % 8, 1 #{!} 4, RH"), t))
+        return out.to_hbm(ctx.tdma, RIn)
     return min_of_tiles
 
 
 @device(chip=1)
-def pair_min_at_launch(ctx: Context, x: YIn, y: YIn, j: HbmScalar[usize], k: HbmScalar[usize]) -> HbmTensor[i32, m("1"), m("YS, YH")]:
+def pair_min_at_launch(ctx: Context, x: RIn, y: RIn, j: HbmScalar[usize], k: HbmScalar[usize]) -> HbmTensor[i32, m("1"), m("RS, RH")]:
     """min(x[:, j], y[:, k]): an interleaved `begin` over tiles at two launch values."""
-    dx, dy = x.to_dm(ctx.tdma, YRows), y.to_dm(ctx.tdma, YRows)
-    a = dx.view().tile(m("YT"), 1, m("YS % 8, 1 # 4, YH"), j.to_spm(ctx.tdma))
-    b = dy.view().tile(m("YT"), 1, m("YS % 8, 1 # 4, YH"), k.to_spm(ctx.tdma))
-    return _pair_min(ctx, a, b).to_hbm(ctx.tdma, HbmTensor[i32, m("1"), m("YS, YH")])
+    dx, dy = x.to_dm(ctx.tdma, Rows), y.to_dm(ctx.tdma, Rows)
+    a = dx.view().tile(m("RT"), 1, m("RS % 8, 1 # 4, RH"), j.to_spm(ctx.tdma))
+    b = dy.view().tile(m("RT"), 1, m("RS % 8, 1 # 4, RH"), k.to_spm(ctx.tdma))
+    return _min_of(ctx, a, b).to_hbm(ctx.tdma, HbmTensor[i32, m("1"), m("RS, RH")])
 
 
 axes(ZP=4, ZR=24, ZC=90, ZW=32, ZE=4)
