@@ -5,9 +5,10 @@
 `DmRedistribute` plan; further steps compose into it, and `.to_dm(ctx.tdma, DmTensor[...])`
 or `.to_dm_view(ctx.tdma, dst)` materialises it as one traced `Redistribute` (one DMA
 record); the tile it reads or the write view it fills may be at a runtime start
-(docs/runtime.md#runtime-tile-starts). The plan keeps, per target (chip, cluster) in chip-major order, the source part it
-reads and the cell offset of the selected positions in the source Element; the source
-window is the source Element with every sliced digit range left as padding.
+(docs/runtime.md#runtime-tile-starts). The plan keeps, per target (chip, cluster) in
+chip-major order, the source part it reads and the cell offset of the selected positions
+in the source Element; the source window is the source Element with every sliced digit
+range left as padding.
 
 Steps come in the reference's order (shuffles, then chip slices, then cluster slices; a
 chip shuffle before a cluster swap): another order is TYPE-1. `asymmetric_chip_slice` /
