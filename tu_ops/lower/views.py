@@ -200,7 +200,7 @@ def _window_start(w: Window | None) -> tuple:
 
 
 def shift_feed(feed: Any, view: Any, windows: dict[int, Window], refs: dict[int, int], begin: Any = None,
-               target: Any = None) -> Any:
+               target: Target | None = None) -> Any:
     """The feed of a `begin` over a window: its source offset is the window's element offset,
     a reshaped window names the levels it relabelled the tensor to (FEED-15), and one at a
     runtime start names its scalar (`start=`, moving the offset by `start * start_elems`).
@@ -217,7 +217,7 @@ def shift_feed(feed: Any, view: Any, windows: dict[int, Window], refs: dict[int,
 
 
 def _second_view(feed: Any, begin: Any, w1: Window | None, w2: Window | None, refs: dict[int, int],
-                 target: Any) -> dict[str, Any]:
+                 target: Target) -> dict[str, Any]:
     """The fields of an interleaved feed whose second view is read `begin.rhs_shift` cells past
     the first (a trace-time distance): the source offset and `rhs_offset=` where the two are
     read at start 0. At runtime starts (which move both alike) the walk's start is that of the
