@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
 from ir.mapping.nodes import Mapping
@@ -10,6 +12,7 @@ from ir.op_frame import attr, operand
 from ir.ops import Op, Value
 from ir.gather_prefix import check_count
 from ir.rules.gather import check_gather
+from ir.rules.runtime_tiles import check_runtime_start
 from ir.rules.scatter import check_scatter
 from ir.rules.shuffle import check_shuffle
 
@@ -43,11 +46,23 @@ class Scatter(Op):
     names: `%4 = dma_scatter %2, %1 key=m"K" : hbm<...>`."""
 
     STAGE = "dma_scatter"
-    RULES = (check_scatter,)
+    RULES = (check_scatter, check_runtime_start)
     src: Value = operand()
     index: Value = operand()
     key: Mapping = attr()
     into: Value | None = operand(optional=True)   # an existing tensor written in place (its other rows kept)
+    # ... or one page of it (`ir.scatter.page_of`): the page's type, its first cell in the element,
+    # and a runtime start moving it by `start * start_stride` cells (at most `start_limit`)
+    view: Any = attr(None, optional=True)
+    offset: int | None = attr(None, optional=True)
+    start: Value | None = operand(optional=True)
+    start_stride: int | None = attr(None, optional=True)
+    start_limit: int | None = attr(None, optional=True)
+
+    def attributes(self) -> list:
+        """The attributes, without the page fields of a scatter into a whole tensor."""
+        return [(k, v) for k, v in super().attributes()
+                if not (k in ("view", "offset", "start_stride", "start_limit") and v is None)]
 
 
 @attrs.frozen(kw_only=True)

@@ -5,10 +5,14 @@ The begun stream is `Stream[D; Chip, Cluster, Slice; 1, I, Element]`: position `
 reads view `i` (0 is `lhs`, 1 is `rhs`), so a fetch that puts `I` in time alternates the two
 tensors, and `vector_intra_slice_unzip(m("I"), ...)` splits them into the two groups of pair
 mode. Rules INTERLEAVE-1 (the views differ) and INTERLEAVE-2 (the axis), after the checks
-of `begin` on the view.
+of `begin` on the view. Two tiles read at different element positions carry `rhs_shift`: the
+cells `rhs` is read past `lhs`'s position, a trace-time number even when the tiles sit at
+runtime starts (they then move together; `npu_opt.interleave`); absent when they are read alike.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import attrs
 
@@ -28,6 +32,10 @@ class BeginInterleaved(Begin):
     STAGE = "begin_interleaved"
     rhs: Value = operand()
     axis: Mapping = attr()
+    rhs_shift: int | None = attr(default=None, optional=True)   # cells rhs is read past lhs; None: alike
+
+    def attributes(self) -> list[tuple[str, Any]]:
+        return [(k, v) for k, v in super().attributes() if k != "rhs_shift" or v is not None]
 
     def infer_type(self) -> Type:
         t = self.view.type

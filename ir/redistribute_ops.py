@@ -6,7 +6,9 @@ engine='tdma' : dm<...>`: target (chip, cluster) number t (chip-major) of the re
 DMA of source part `sources[t]`'s cells at `offsets[t]` cells into its Element, viewed
 through `window` (the Element with every sliced digit range left as padding), into the
 result's layout. `to_dm_view` writes the write view `view` (at `offset` cells per level) of
-the tensor `into` instead, and the result is `into`'s new contents.
+the tensor `into` instead, and the result is `into`'s new contents. A `src` that is a tile at
+a runtime start is a `window` naming its scalar; a write view tiled at a runtime start adds
+`start`, `start_stride` and `start_limit` as `to_view` does (docs/runtime.md#runtime-tile-starts).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from ir.mapping.nodes import Mapping
 from ir.op_frame import attr, operand
 from ir.ops import Op, Value
 from ir.rules.redistribute import check_redistribute, parse_offsets, parse_sources
+from ir.rules.runtime_tiles import check_runtime_start
 
 __all__ = ["Redistribute"]
 
@@ -28,7 +31,7 @@ class Redistribute(Op):
     """One fused redistribution: per target a source part and an Element offset."""
 
     STAGE = "redistribute"
-    RULES = (check_redistribute,)
+    RULES = (check_redistribute, check_runtime_start)
     src: Value = operand()
     window: Mapping = attr()
     sources: str = attr()        # per target: "chip.cluster", comma separated
@@ -37,6 +40,13 @@ class Redistribute(Op):
     into: Value | None = operand(optional=True)          # `to_dm_view`: the tensor written
     view: Any = attr(default=None, optional=True)        # ... its write view's type
     offset: tuple[int, ...] | None = attr(default=None, optional=True)   # ... and cell offsets per level
+    start: Value | None = operand(optional=True)                         # ... and its runtime start
+    start_stride: int | None = attr(default=None, optional=True)
+    start_limit: int | None = attr(default=None, optional=True)
+
+    def attributes(self) -> list[tuple[str, Any]]:
+        """The printed fields; a runtime start's stride and limit only when the write view has one."""
+        return [(k, v) for k, v in super().attributes() if k not in ("start_stride", "start_limit") or v is not None]
 
     @property
     def placements(self) -> list[tuple[int, int]]:

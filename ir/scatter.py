@@ -13,6 +13,11 @@ token).
 The data, re-laid as the outer axes, the key axes, then the payload in the output's order,
 is the *virtual destination* a `to_hbm` would write (`virtual_rows`); the scatter then
 writes its rows.
+
+A scatter may write into a tile of an HBM tensor that is one position of its outermost axis
+(a *page*: `cache.view_mut().tile(m("P"), 1, m("1 #{!} 4, C, D"), p)`, `p` maybe a runtime
+start): the page is a tensor of the rest of the element, its cells one contiguous run at
+`p * size` cells, and the index's byte offsets count from the page's first byte (`page_of`).
 """
 
 from __future__ import annotations
@@ -23,11 +28,11 @@ import attrs
 
 from ir.diagnostic import Violation
 from ir.gather import RegionRows, _whole_axes, cells, read_digits
-from ir.mapping.nodes import pair_all
+from ir.mapping.nodes import Symbol, pair_all, pair_items
 from ir.spm import positions_axes
 from ir.types import HbmType
 
-__all__ = ["ScatterShape", "scatter_shape", "virtual_rows"]
+__all__ = ["ScatterShape", "scatter_shape", "virtual_rows", "page_of"]
 
 
 @attrs.frozen
@@ -89,3 +94,18 @@ def virtual_rows(data: Any, shape: ScatterShape) -> HbmType:
     """The data as the HBM tensor of its rows in index order: the output's axes outside the
     scatter region, the key axes, then the payload (each row's contiguous bytes)."""
     return HbmType(data.dtype, data.chip, pair_all([shape.term(a, n) for a, n in shape.outer + shape.key + shape.payload]))
+
+
+def page_of(base: HbmType, view: Any, offsets: tuple[int, ...]) -> tuple[HbmType, int] | None:
+    """(the page's own type, its first cell in the element) of the write view `view` of the HBM
+    tensor type `base` shifted by `offsets` cells per level, when the view is one position of
+    the element's outermost axis (`1 #{!} n, rest`, the rest as in the tensor); None otherwise."""
+    if view.kind != "hbm" or offsets[0] or not view.chip.equivalent(base.chip) or view.dtype != base.dtype:
+        return None
+    own, tiled = pair_items(base.element), pair_items(view.element)
+    if len(own) < 2 or len(own) != len(tiled) or not isinstance(own[0], Symbol):
+        return None
+    if tiled[0].axes() or tiled[0].size != own[0].size or not pair_all(tiled[1:]).equivalent(pair_all(own[1:])):
+        return None
+    page = HbmType(base.dtype, base.chip, pair_all(own[1:]))
+    return page, offsets[-1]

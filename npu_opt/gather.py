@@ -145,9 +145,11 @@ def _output_element(output: Any) -> Any:
     return getattr(t, "element", None)
 
 
-def _scatter_into(data: Any, index: Any, output: Any, key: Any, loc: Any) -> Any:
+def _scatter_into(data: Any, index: Any, output: Any, key: Any, loc: Any, page: Any = None) -> Any:
     """`data.dma_scatter(index, out, key)` with an HBM tensor `out`: its new contents are the
-    old ones with the indexed rows replaced (PARAM-1 when `out` is a read-only parameter)."""
+    old ones with the indexed rows replaced (PARAM-1 when `out` is a read-only parameter).
+    `page` = (its type, first cell, write view) for a scatter into one page of `out`
+    (`ir.scatter.page_of`), maybe at a runtime start (the view's)."""
     tracer = current()
     bad = None
     if not output.writable:
@@ -157,8 +159,12 @@ def _scatter_into(data: Any, index: Any, output: Any, key: Any, loc: Any) -> Any
     if bad is not None:
         tracer.refuse(bad, loc, "dma_scatter")
         return Poisoned("dma_scatter")
+    at = {}
+    if page is not None:
+        start, stride, limit = page[2]._runtime or (None, None, None)
+        at = dict(view=page[0], offset=page[1], start=start, start_stride=stride, start_limit=limit)
     op = Scatter(src=dma_source(data), index=index.value, key=key, into=output.value,   # a runtime tile too
-                 result=tracer.value(output.value.type), loc=loc)
+                 result=tracer.value(output.value.type), loc=loc, **at)
     if tracer.emit(op):
         output.value = op.result  # the handle follows the tensor's latest version
     return output

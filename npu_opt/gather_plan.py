@@ -22,7 +22,7 @@ from ir.gather_prefix import COUNT_DTYPE
 from ir.gather_ops import Gather
 from ir.mapping.factors import AxisFactor, PaddingFactor
 from ir.mapping.nodes import Mapping, Symbol
-from ir.scatter import scatter_shape
+from ir.scatter import page_of, scatter_shape
 from ir.spm import pe_is_padding_only, positions_domain
 from npu_opt.dma import _check_engine
 from npu_opt.gather import _scatter_into, emit_gather
@@ -251,20 +251,30 @@ def _positions_fault(domain: Any, index: Any, stage: str, code: str) -> Violatio
 
 
 def start_scatter(view: Any, indexed: Any, payload: Any) -> Any:
-    """`out.view_mut().scatter(indexed_axis, payload)`: the view must be the whole tensor."""
+    """`out.view_mut().scatter(indexed_axis, payload)`: the view is the whole tensor, or one
+    page of it (one position of its outermost axis, at a trace-time or a runtime start:
+    `ir.scatter.page_of`), whose index counts bytes from the page's start."""
     base = view._base
-    if view._offsets != (0,) * len(view._offsets) or view.type != base.value.type or view._runtime is not None:
-        return _refuse(Violation("SCATTER-8", "a scatter writes through the whole tensor's `view_mut()`, not a "
-                                              "tile or reshape of it"), "scatter")
-    bad, key = _declared(view.type.element, indexed, payload, "scatter", "SCATTER-7", "SCATTER-4")
-    return _refuse(bad, "scatter") if bad is not None else ScatterPlan(base, key)
+    whole = view._offsets == (0,) * len(view._offsets) and view.type == base.value.type and view._runtime is None
+    page = None if whole else page_of(base.value.type, view.type, view._offsets)
+    if not whole and page is None:
+        return _refuse(Violation("SCATTER-8", "a scatter writes through the whole tensor's `view_mut()` or one "
+                                              "page of it (one position of its outermost axis), not another tile "
+                                              "or a reshape", help='tile the outermost axis by one: '
+                                              '`.tile(m("P"), 1, m("1 #{!} 4, C, D"), p)`'), "scatter")
+    element = view.type.element if page is None else page[0].element
+    bad, key = _declared(element, indexed, payload, "scatter", "SCATTER-7", "SCATTER-4")
+    if bad is not None:
+        return _refuse(bad, "scatter")
+    return ScatterPlan(base, key, None if page is None else (*page, view))
 
 
 class ScatterPlan:
     """A scatter being stated: its destination, then its index, then the updates."""
 
-    def __init__(self, destination: HbmTensor, indexed: tuple[tuple[str, int], ...] = ()) -> None:
+    def __init__(self, destination: HbmTensor, indexed: tuple[tuple[str, int], ...] = (), page: Any = None) -> None:
         self._dst = destination
+        self._page = page   # (the page's type, its first cell, the write view) of a scatter into one page
         self._indexed = indexed
         self._index: Any = None
         self._key: Mapping | None = None
@@ -316,8 +326,9 @@ class ScatterPlan:
             bad = Violation("TYPE-6", f"`{stage}` takes the DM tensor of updates, not {type(updates).__name__}")
         if bad is None:
             index_t = self._index.value.type
-            shape = scatter_shape(updates.type, self._key, index_t, self._dst.value.type)
+            out_t = self._dst.value.type if self._page is None else self._page[0]
+            shape = scatter_shape(updates.type, self._key, index_t, out_t)
             bad = _region_fault(shape, self._indexed, "SCATTER-4")
         if bad is not None:
             return _refuse(bad, stage)
-        return _scatter_into(updates, self._index, self._dst, self._key, location_of(stage))
+        return _scatter_into(updates, self._index, self._dst, self._key, location_of(stage), self._page)

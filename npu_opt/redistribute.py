@@ -4,9 +4,11 @@
 `t.cluster_slice(axis, element, positions)` (on a `DmTensor` or a read view of one) start a
 `DmRedistribute` plan; further steps compose into it, and `.to_dm(ctx.tdma, DmTensor[...])`
 or `.to_dm_view(ctx.tdma, dst)` materialises it as one traced `Redistribute` (one DMA
-record). The plan keeps, per target (chip, cluster) in chip-major order, the source part it
-reads and the cell offset of the selected positions in the source Element; the source
-window is the source Element with every sliced digit range left as padding.
+record); the tile it reads or the write view it fills may be at a runtime start
+(docs/runtime.md#runtime-tile-starts). The plan keeps, per target (chip, cluster) in
+chip-major order, the source part it reads and the cell offset of the selected positions
+in the source Element; the source window is the source Element with every sliced digit
+range left as padding.
 
 Steps come in the reference's order (shuffles, then chip slices, then cluster slices; a
 chip shuffle before a cluster swap): another order is TYPE-1. `asymmetric_chip_slice` /
@@ -24,12 +26,11 @@ from ir.rules.redistribute import hole_below_fault, indices_fault, outermost_fau
 from ir.types import DmType
 from npu_opt.dma import _check_engine, _resolve_dst
 from npu_opt.fills import check_sub
-from npu_opt.runtime_tiles import runtime_write_refusal
 from npu_opt.scalars import plain_number
 from npu_opt.stagebase import Poisoned, location_of, refuse_call as _refuse
 from npu_opt.tensor_data import DmTensorData
 from npu_opt.trace import current
-from npu_opt.views import destination_fault
+from npu_opt.views import destination_fault, dma_source
 from ir.words import a_an
 
 __all__ = ["DmRedistribute", "start", "asymmetric_slice"]
@@ -139,7 +140,7 @@ class DmRedistribute:
         tracer = current()
         sources = ",".join(f"{c}.{k}" for c, k, _ in self._parts)
         offsets = ",".join(str(off) for _, _, off in self._parts)
-        op = Redistribute(src=self._src.value, window=self._window, sources=sources, offsets=offsets,
+        op = Redistribute(src=dma_source(self._src), window=self._window, sources=sources, offsets=offsets,
                           engine=engine, result=tracer.value(dst_type), loc=loc, **into)
         tracer.emit(op)
         return DmTensorData.handle(op.result)
@@ -159,14 +160,13 @@ class DmRedistribute:
         if bad is None and isinstance(dst, Poisoned):
             return
         bad = bad or destination_fault(dst, "dm", "to_dm_view")
-        if bad is None and dst._runtime is not None:
-            bad = runtime_write_refusal("a redistribution's `to_dm_view`")
         if bad is not None:
             _refuse(bad, "to_dm_view")
             return
         into = dst._base
+        start, stride, limit = dst._runtime or (None, None, None)   # a tile at a runtime start
         result = self._emit(into.type, location_of("to_dm_view"), into=into.value, view=dst.type,
-                            offset=dst._offsets)
+                            offset=dst._offsets, start=start, start_stride=stride, start_limit=limit)
         into.value = result.value
 
 

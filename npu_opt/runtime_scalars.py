@@ -14,14 +14,14 @@ construct to use. `range(n)`, a tile start or an immediate need a trace-time num
 `v.tile(m("T"), 64, m("T = 64 # 512, D"), i)` with `i` a `RuntimeScalar` of type `usize`
 (the reference's `tile` takes a `usize`: cast others with `i.cast(usize)`) is the tile at
 start 0 whose element offset grows by `i * stride` cells when the kernel runs. The view
-keeps `(scalar, stride, limit)` beside its static offsets. Its users: a Tensor DMA, `to_spm`
-or a scatter as the source (`to_dm`, `to_hbm`, `to_dm_view`, `to_hbm_view`, ...; the
-`window` carries the scalar), a Tensor DMA as the destination (the `to_view` does), a
-stream's `begin` (the `window`; an interleaved one reads two tiles at one start, else
-RUNTIME-2 in `npu_opt.interleave`), `commit_view` (a `to_view` the lowering folds into the
-commit) and `memset` (which carries it). Everything else keeps RUNTIME-2: a runtime
-start of a chip, cluster or slice tile, a runtime-tiled view read by a redistribution, or
-written by a redistribution or a scatter. RUNTIME-9: a start that is
+keeps `(scalar, stride, limit)` beside its static offsets. Its users: a Tensor DMA, `to_spm`,
+a redistribution or a scatter as the source (`to_dm`, `to_hbm`, `to_dm_view`, `to_hbm_view`,
+...; the `window` carries the scalar), a Tensor DMA or a redistribution as the destination
+(the `to_view` / `redistribute` does), a scatter into one page (`dma_scatter` does), a
+stream's `begin` (the `window`; an interleaved one reads two tiles a trace-time distance
+apart, else RUNTIME-2 in `npu_opt.interleave`), `commit_view` (a `to_view` the lowering
+folds into the commit) and `memset` (which carries it). A runtime start of a chip, cluster
+or slice tile keeps RUNTIME-2. RUNTIME-9: a start that is
 not a `usize`, or whose step is not whole bytes; VIEW-13: a DM write whose step is not
 whole 8-byte units. A tile of a runtime-tiled view may take a second runtime start when
 both are proven in range while tracing (loop indices of trace-time bounds; else LOOP-7):

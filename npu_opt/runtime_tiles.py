@@ -20,11 +20,11 @@ from npu_opt.runtime_scalars import Refused, refuse_call
 from npu_opt.stagebase import Poisoned
 from npu_opt.trace import current
 
-__all__ = ["RuntimeStart", "refuse_runtime_read", "runtime_retile", "runtime_write_refusal"]
+__all__ = ["RuntimeStart", "refuse_runtime_read", "runtime_retile"]
 
 
 _TAKEN = ("a runtime tile start is taken by the `tile` of a view that a Tensor DMA copies from or into, a "
-          "stream's `begin` reads, or `commit_view` or `memset` writes")
+          "redistribution reads or writes, a stream's `begin` reads, or `commit_view` or `memset` writes")
 
 
 def runtime_retile(view: Any, method: str, level: str, index: Any, length: Any, mapping: Any, start: Any) -> Any:
@@ -108,10 +108,3 @@ def refuse_runtime_read(what: str) -> None:
     current().refuse(Violation("RUNTIME-2", f"{_TAKEN}; {what} needs a trace-time start",
                                help="copy the tile out with `.to_dm(ctx.tdma, ...)` first and use the copy"),
                      user_location(None), "view")
-
-
-def runtime_write_refusal(what: str) -> Violation:
-    """RUNTIME-2 for a write into a runtime-tiled view by something other than a Tensor DMA."""
-    return Violation("RUNTIME-2", f"{_TAKEN}; {what} needs a trace-time start",
-                     help="write with `src.to_dm_view(ctx.tdma, view)` / `to_hbm_view`, or guard static tiles "
-                          "with `ctx.when(i == k)`")

@@ -25,7 +25,7 @@ from ir.types import HbmType
 from ir.view_ops import ToView, Window
 from npu_opt.engines import TensorDma, _check_engine, check_sub
 from npu_opt.params import ParamSpec
-from npu_opt.runtime_tiles import refuse_runtime_read, runtime_retile, runtime_write_refusal
+from npu_opt.runtime_tiles import refuse_runtime_read, runtime_retile
 from npu_opt.scalars import plain_number
 from npu_opt.stagebase import Poisoned, location_of, refuse_call as _refuse
 from npu_opt.tensor_data import Assembled, DmTensorViewData, HbmTensorData, TensorSpec
@@ -178,9 +178,10 @@ class _ReadMixin:
     @property
     def value(self: Any) -> Any:
         """The IR value of the view: the base itself, or a `window` of it (a runtime-tiled
-        view read this way is RUNTIME-2: only a DMA, `to_spm`, a scatter or a `begin` reads it, through `read_value`)."""
+        view read this way is RUNTIME-2: only a DMA, `to_spm`, a redistribution, a scatter or a `begin` reads
+        it, through `read_value`)."""
         if self._runtime is not None:
-            refuse_runtime_read("another reader (a redistribution)")
+            refuse_runtime_read("this reader")
         if self._offsets == (0,) * len(self._offsets) and self._type == self._base_value.type:
             return self._base_value
         if self._window is None:
@@ -188,8 +189,8 @@ class _ReadMixin:
         return self._window
 
     def read_value(self: Any) -> Any:
-        """The IR value a Tensor DMA or a stream's `begin` reads: `value`, or the `window` at
-        the runtime start."""
+        """The IR value a Tensor DMA, a redistribution or a stream's `begin` reads: `value`, or
+        the `window` at the runtime start."""
         if self._runtime is None:
             return self.value
         if self._runtime_window is None:

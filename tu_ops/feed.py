@@ -77,6 +77,9 @@ class FeedBuffer(TuOp):
     start: Ref | None = operand(optional=True)
     start_elems: int | None = attr(default=None, optional=True)
     start_limit: int | None = attr(default=None, optional=True)
+    # an interleaved begin's second view read at another element offset than the first (a
+    # fixed distance from it; the runtime start moves both), printed only then (FEED-15, RUNTIME-8)
+    rhs_offset: int | None = attr(default=None, optional=True)
 
     @classmethod
     def of_types(cls, result: Ref, context: TuContext, source: FeedSource, begin: Any, fetched: Any, collected: Any,
@@ -133,7 +136,7 @@ class FeedBuffer(TuOp):
                             conversions=self.conversions, dest=FeedDest(nxt.FEED_DEST and DestKind.of(type(nxt)), nxt.result), switch=switch,
                             interleave=self.interleave, mask=mask, lift=self.lift or None, loc=self.loc)
         low = attrs.evolve(low, reshape=self.reshape, start=self.start, start_elems=self.start_elems,
-                           start_limit=self.start_limit)  # FEED-15 and RUNTIME-8 check these
+                           start_limit=self.start_limit, rhs_offset=self.rhs_offset)  # FEED-15 and RUNTIME-8 check these
         if mapping_text(element) == mapping_text(tensor.element):
             return low  # the whole tensor: offset 0
         return attrs.evolve(low, source=attrs.evolve(low.source, offset=self.source.offset))  # a window: verify checks it

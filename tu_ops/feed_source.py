@@ -13,6 +13,11 @@ A `begin` over an Element tile at a runtime start (docs/runtime.md#runtime-tile-
 names the `scalar[usize]` record with `start=%k`, the source elements one step of it moves
 (`start_elems`) and the largest start (`start_limit`): the window at every start up to the
 limit is a tile of the tensor's element (RUNTIME-8).
+
+An interleaved `begin` whose second view is read at another element offset than the first
+names it (`rhs_offset=`, printed only then): the second tensor's element at that offset,
+and at the largest start, is a tile of it (FEED-15, RUNTIME-8), in whole bytes from the first
+view's position (the feed walks from one to the other by a fixed byte step).
 """
 
 from __future__ import annotations
@@ -56,7 +61,27 @@ def source_problem(feed: Any, ctx: Any) -> str | None:
     if element.size == own.size and not _reads(own, element, feed.source.offset):
         return (f"source element \"{mapping_text(element)}\" at offset {feed.source.offset} is neither {whose} "
                 f"element \"{mapping_text(own)}\" nor a tile of it{unmarked}")
-    return None  # an element of another size is checked against the tensor by `npu-opt visa --verify`
+    return _second_problem(feed, ctx, feed.rhs_offset, "rhs_offset")  # an element of another size: `--verify`
+
+
+def _second_problem(feed: Any, ctx: Any, offset: int | None, field: str) -> str | None:
+    """What is wrong with an interleaved feed's second view at element offset `offset` (its
+    `rhs_offset=`, maybe moved to the largest start), or None."""
+    if feed.rhs_offset is None:
+        return None
+    if feed.interleave is None:
+        return "rhs_offset= names the second view of an interleaved begin; this feed reads one tensor"
+    bits = feed.source.dtype.bits
+    if (feed.rhs_offset - feed.source.offset) * bits % 8:
+        return f"rhs_offset={feed.rhs_offset} is not whole bytes of {feed.source.dtype} from offset {feed.source.offset}"
+    made = ctx.op(feed.interleave.tensor) if ctx is not None else None
+    tensor = getattr(made, "output_type", None)
+    own = getattr(tensor, "element", None) if getattr(tensor, "kind", None) == "dm" else None
+    element = feed.source.element
+    if own is None or feed.reshape is not None or element.size != own.size or _reads(own, element, offset):
+        return None
+    return (f"the second view's element \"{mapping_text(element)}\" at {field} (offset {offset}) is not a tile of "
+            f"{feed.interleave.tensor}'s element \"{mapping_text(own)}\"")
 
 
 def _reads(own: Any, read: Any, offset: int) -> bool:
@@ -84,4 +109,7 @@ def start_problem(feed: Any, ctx: Any) -> str | None:
     last = feed.source.offset + feed.start_elems * feed.start_limit
     if own is not None and feed.reshape is None and not _reads(own, feed.source.element, last):
         return f"the source element at start_limit={feed.start_limit} (offset {last}) is not a tile of {feed.source.tensor}"
-    return None
+    if feed.rhs_offset is None:
+        return None
+    moved = feed.rhs_offset + feed.start_elems * feed.start_limit   # the second view moves with the first
+    return _second_problem(feed, ctx, moved, f"start_limit={feed.start_limit} rhs_offset")

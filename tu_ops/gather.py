@@ -29,7 +29,7 @@ from ir.mapping.nodes import Mapping
 from tu_ops.base import Alloc, Ref, VerifyContext, attr, operand, rule
 from tu_ops.printing import type_text
 from tu_ops.dma import DmaCommand, DmaOp
-from tu_ops.dma_view import start_problem, view_problem, with_levels
+from tu_ops.dma_view import start_problem, usize_start_problem, view_problem, with_levels
 
 if TYPE_CHECKING:
     from tu_ops.target import Target
@@ -147,22 +147,62 @@ class ScatterOp(DmaOp):
     src_start: Ref | None = operand(optional=True)
     src_start_bytes: int | None = attr(None, optional=True)
     src_start_limit: int | None = attr(None, optional=True)
+    # into one page of `into` (`ir.scatter.page_of`): the page's levels (the rows, outer blocks
+    # and index count bytes from its start) and its first byte in each chip's copy, moved by
+    # `dst_start * dst_start_bytes` at a runtime start (RUNTIME-8, LOOP-6); absent for the whole tensor
+    dst_view: tuple[Mapping, ...] | None = attr(None, optional=True, converter=attrs.converters.optional(tuple))
+    dst_offset: int | None = attr(None, optional=True)
+    dst_start: Ref | None = operand(optional=True)
+    dst_start_bytes: int | None = attr(None, optional=True)
+    dst_start_limit: int | None = attr(None, optional=True)
 
     def reads(self) -> tuple[Ref, ...]:
-        start = () if self.src_start is None else (self.src_start,)
+        start = tuple(r for r in (self.src_start, self.dst_start) if r is not None)
         return (self.src, self.index) + ((self.into,) if self.into is not None else ()) + start
 
     @rule("RUNTIME-8")
     def _runtime_start(self, target: Target, ctx: VerifyContext | None) -> str | None:
-        return start_problem(self, target, ctx, "src")
+        return start_problem(self, target, ctx, "src") or self._page_start(target, ctx)
+
+    def _page_start(self, target: Target, ctx: VerifyContext | None) -> str | None:
+        """The page's runtime start: all three fields or none, a `scalar[usize]` record, and
+        the page at the largest start inside each chip's copy of the tensor."""
+        parts = (self.dst_start, self.dst_start_bytes, self.dst_start_limit)
+        if all(p is None for p in parts):
+            return None
+        if any(p is None for p in parts) or self.dst_view is None:
+            return "a page at a runtime start needs dst_view=, dst_start=, dst_start_bytes= and dst_start_limit="
+        if self.dst_start_bytes < 0 or self.dst_start_limit < 0:
+            return "dst_start_bytes and dst_start_limit must not be negative"
+        last = (self.dst_offset or 0) + self.dst_start_bytes * self.dst_start_limit + self._page_bytes(target)
+        if last > self._chip_bytes(target):
+            return (f"the page at dst_start={self.dst_start_limit} ends at byte {last}, past the "
+                    f"{self._chip_bytes(target)} bytes of a chip's copy of the tensor")
+        return usize_start_problem(self.dst_start, ctx, "dst_start")
+
+    def _chip_bytes(self, target: Target) -> int:
+        t = self.output_type
+        return -(-t.element.size * (target.bits_of(t.dtype) or t.dtype.bits) // 8)
+
+    def _page_bytes(self, target: Target) -> int:
+        page = self.view_types()[1]
+        return -(-page.element.size * (target.bits_of(page.dtype) or page.dtype.bits) // 8)
 
     def view_types(self) -> tuple[Any, Any]:
-        """(source, destination) types: the tile the data is read from, the output."""
+        """(source, destination) types: the tile the data is read from, the output (the page
+        it writes, when it writes one)."""
         src = self.input_type if self.src_view is None else with_levels(self.input_type, self.src_view)
-        return src, self.output_type
+        return src, self.output_type if self.dst_view is None else with_levels(self.output_type, self.dst_view)
 
     @rule("DMAOP-6")
     def _dmaop_6(self, target: Target, ctx: VerifyContext | None) -> str | None:
+        if (self.dst_view is None) != (self.dst_offset is None) or (self.dst_view is not None and self.into is None):
+            return "a scatter into a page names into=, dst_view= and dst_offset= together"
+        if self.dst_view is not None and not (
+                len(self.dst_view) == 2 and self.dst_view[0].equivalent(self.output_type.chip)
+                and 0 <= self.dst_offset and self.dst_offset + self._page_bytes(target) <= self._chip_bytes(target)):
+            return (f"dst_view= with dst_offset={self.dst_offset} is not a page (the tensor's Chip, an element inside "
+                    f"each chip's {self._chip_bytes(target)} bytes)")
         if self.src_view is None and self.src_offset is None:
             return None
         if self.src_view is None or self.src_offset is None:

@@ -62,7 +62,8 @@ def scatter_record(op: Any, result: int, src: int, index: int, target: Any, into
     """The ScatterOp of a trace-valid `Scatter` whose result is `%result` (written into
     `%into`, the lowered tensor of `op.into`, when it has one). `window` = (the DM tensor's
     type, byte offset) when `op.src` is a tile of it: the record names the tile (`src_view`,
-    `src_offset`) and its commands start that many bytes in."""
+    `src_offset`) and its commands start that many bytes in. A scatter into one page of
+    `into` names the page (`dst_view`, `dst_offset`: its levels and first byte)."""
     parts = scatter_parts(op)
     if not isinstance(parts, tuple):
         raise InternalError(f"{op.text()}: a refused scatter reached the lowering ({parts.message})")
@@ -83,12 +84,15 @@ def scatter_record(op: Any, result: int, src: int, index: int, target: Any, into
         storage_t, offset = window
         commands = tuple(attrs.evolve(c, src_base=c.src_base + offset) for c in commands)
         tile = {"src_view": data_t.levels(), "src_offset": offset}
+    size = out_t.chip.size * outer * shape.rows * row_bytes
+    if getattr(op, "view", None) is not None:   # into one page of `into`: its levels and first byte
+        tile["dst_view"], tile["dst_offset"] = op.view.levels(), op.offset * bits // 8
+        size = out_t.chip.size * -(-out_t.element.size * bits // 8)
     return ScatterOp(mode=mode, index_commands=index_commands, result=Ref(result), src=Ref(src), index=Ref(index), kind=rows.kind, element_type=data_t.dtype,
                      commands=commands, input_type=data_t if window is None else window[0], output_type=out_t,
                      row_bytes=row_bytes, **tile,
                      rows=shape.rows, scattered=shape.count, src_alloc=None, into=None if into is None else Ref(into),
-                     outer=outer if outer > 1 else None,
-                     dst_alloc=Alloc(0, out_t.chip.size * outer * shape.rows * row_bytes), loc=op.loc)
+                     outer=outer if outer > 1 else None, dst_alloc=Alloc(0, size), loc=op.loc)
 
 
 def shuffle_record(op: Any, result: int, src: int, target: Any) -> ShuffleOp:

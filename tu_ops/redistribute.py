@@ -11,8 +11,10 @@ with every sliced digit range left as padding) into the result, one per live tar
 part `sources[t]` (numbered alike), its commands' sources shifted by `src_offset` (a tile
 of the tensor read) plus `offsets[t]` bytes (the selected positions). A `to_dm_view` record
 writes the window `dst_view` (`dst_offset` bytes in) of the tensor `into`; its result is
-`into`'s new contents, at `into`'s address. The verifier checks
-DMAOP-1 ... 5 and REDISTOP-1; the commands are re-derived from the fields (`tu_ops.dma_records`).
+`into`'s new contents, at `into`'s address. A tile at a runtime start (read or written)
+adds `src_start=%k src_start_bytes= src_start_limit=` (`dst_` for the write) as `dma_window`
+and `dma_into` do: that side's addresses move by `start * start_bytes` when the copy runs.
+The verifier checks DMAOP-1 ... 5, REDISTOP-1 and RUNTIME-8 (LOOP-6 the starts in a loop); the commands are re-derived from the fields (`tu_ops.dma_records`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import attrs
 from ir.mapping.nodes import Mapping
 from tu_ops.base import Ref, VerifyContext, attr, operand, rule
 from tu_ops.dma import DmaOp
-from tu_ops.dma_view import with_levels
+from tu_ops.dma_view import start_problem, with_levels
 from tu_ops.enums import DmaKind
 
 if TYPE_CHECKING:
@@ -81,6 +83,16 @@ class RedistributeOp(_Windows, DmaOp):
     into: Ref | None = operand(optional=True)     # `to_dm_view`: the tensor written (result at its address)
     dst_view: tuple[Mapping, ...] | None = attr(default=None, optional=True, converter=_levels)
     dst_offset: int | None = attr(default=None, optional=True)
+    src_start: Ref | None = operand(optional=True)   # a tile read at a runtime start
+    src_start_bytes: int | None = attr(default=None, optional=True)
+    src_start_limit: int | None = attr(default=None, optional=True)
+    dst_start: Ref | None = operand(optional=True)   # a tile written at a runtime start
+    dst_start_bytes: int | None = attr(default=None, optional=True)
+    dst_start_limit: int | None = attr(default=None, optional=True)
+
+    def reads(self) -> tuple[Ref, ...]:
+        """The source, the tensor written into, and the runtime starts of the tiles."""
+        return super().reads() + tuple(r for r in (self.src_start, self.dst_start) if r is not None)
 
     def command_source(self, i: int, cmd: Any) -> tuple[int, int]:
         """The (chip, cluster) whose DM command `i` (of target part `cmd.part`) reads."""
@@ -105,6 +117,10 @@ class RedistributeOp(_Windows, DmaOp):
         if any(not 0 <= self.src_offset + o < limit for o in self.offsets):
             return f"offsets {list(self.offsets)} leave the tensor's {limit} bytes"
         return None
+
+    @rule("RUNTIME-8")
+    def _runtime_start(self, target: Target, ctx: VerifyContext | None) -> str | None:
+        return start_problem(self, target, ctx, "src") or start_problem(self, target, ctx, "dst")
 
 
 @attrs.frozen(kw_only=True)

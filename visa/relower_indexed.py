@@ -68,12 +68,17 @@ def expected_scatter(op: Any, types: dict[int, Any], dm_base: dict[int, int], ta
     key = index_t.element if index_t.kind == "hbm" else pair_all([Symbol(a, n) for a, n in positions_axes(index_t)])
     into = None if op.into is None else op.into.id
     window = None if op.src_view is None else (op.input_type, op.src_offset or 0)   # out of a tile
+    page = {}
+    if op.dst_view is not None:   # into one page: its type and first cell
+        bits = target.bits_of(op.output_type.dtype) or op.output_type.dtype.bits
+        page = {"view": op.view_types()[1], "offset": (op.dst_offset or 0) * 8 // bits}
     traced = Scatter(src=ir.Value(op.src.id, op.view_types()[0]), index=ir.Value(op.index.id, index_t),
                      key=key, result=ir.Value(op.result.id, op.output_type), loc=op.loc,
-                     into=None if into is None else ir.Value(into, op.output_type))
+                     into=None if into is None else ir.Value(into, op.output_type), **page)
     low = built(op, lambda: scatter_record(traced, op.result.id, op.src.id, op.index.id, target, into, window),
                 traced)
-    low = attrs.evolve(low, **{f: getattr(op, f) for f in ("src_start", "src_start_bytes", "src_start_limit")})
+    low = attrs.evolve(low, **{f"{side}_start{x}": getattr(op, f"{side}_start{x}")   # the runtime starts, as read
+                               for side in ("src", "dst") for x in ("", "_bytes", "_limit")})
     return placed(op, low, src=dm_base.get(op.src.id, 0))
 
 
@@ -108,6 +113,8 @@ def expected_redistribute(op: Any, types: dict[int, Any], dm_base: dict[int, int
     low = built(op, lambda: redistribute_record(op.result.id, op.src.id, op.input_type, op.src_view,
                                                 op.src_offset, op.sources, op.offsets, op.output_type, op.engine,
                                                 target, op.loc, into))
+    low = attrs.evolve(low, **{f"{side}_start{x}": getattr(op, f"{side}_start{x}")   # the runtime starts, as read
+                               for side in ("src", "dst") for x in ("", "_bytes", "_limit")})
     return placed(op, low, *(0 if a is None else a.base for a in (op.src_alloc, op.dst_alloc)))
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ir.gather import index_fault, plain_table, virtual_source
+from ir.runtime_types import checked_start
 from ir.gather_ops import Gather, Scatter, Shuffle
 from ir.gather_prefix import prefix_length
 from ir.mapping.nodes import Symbol, pair_all
@@ -61,9 +62,24 @@ def gather(op, table: np.ndarray, index: np.ndarray, *count: np.ndarray, options
 @handles(Scatter, options=True, faults=True)
 def scatter(op, data: np.ndarray, index: np.ndarray, *into: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray:
     """`dma_scatter` of a trace-valid op: a new HBM tensor, zero where no index points (or,
-    with `into`, that tensor's cells there)."""
+    with `into`, that tensor's cells there). Into one page of `into` (`op.view`): the page's
+    cells, one run of its element from `op.offset` (moved by the runtime start), scattered as
+    a tensor of the page's type and written back."""
+    if op.view is None:
+        return _scatter(op, op.result.type, data, index, into, options)
+    start = into[1] if len(into) > 1 else None
+    first = op.offset if start is None else \
+        op.offset + checked_start(start, op.start_limit, "a scatter into a page at a runtime start") * op.start_stride
+    out = into[0].copy()
+    cells = slice(first, first + op.view.element.size)
+    out[:, cells] = _scatter(op, op.view, data, index, (np.ascontiguousarray(into[0][:, cells]),), options)
+    return out
+
+
+def _scatter(op, out_t, data: np.ndarray, index: np.ndarray, into: tuple, options: CpuOptions) -> np.ndarray:
+    """The scatter of `op` into a tensor of type `out_t` (`into`: its cells, or none: zeros)."""
     shape, rows_t = scatter_parts(op)
-    data_t, index_t, out_t = op.src.type, op.index.type, op.result.type
+    data_t, index_t = op.src.type, op.index.type
     chip = data_t.chip
     fast = options.fast_moves
     blocks = shape.outer_count

@@ -3,7 +3,8 @@
 Each live target (chip, cluster) takes its source part's cells through the plan's window
 (the window's live positions, shifted by the target's offset into the source Element;
 padding zero), and the selected tensor then moves into the result's layout like a `to_dm`
-(into the write view of `into` like a `to_dm_view`).
+(into the write view of `into` like a `to_dm_view`, moved by its runtime start when it has
+one). A tile at a runtime start that the plan reads is its `window`'s value already.
 """
 
 from __future__ import annotations
@@ -40,5 +41,6 @@ def redistribute(op: Redistribute, src: np.ndarray, *into: np.ndarray, options: 
         selected[tc, tk][..., live] = src[chip, cluster][..., live + offset]
     if op.into is None:
         return moves.move_global(selected, selected_t, op.result.type, fast=options.fast_moves)
-    write = ToView(src=Value(-1, selected_t), into=op.into, view=op.view, offset=op.offset, result=op.result)
-    return to_view(write, selected, into[0], options=options)
+    write = ToView(src=Value(-1, selected_t), into=op.into, view=op.view, offset=op.offset, result=op.result,
+                   start=op.start, start_stride=op.start_stride, start_limit=op.start_limit)
+    return to_view(write, selected, *into, options=options)   # the tensor written, and the start when it has one

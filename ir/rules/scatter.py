@@ -25,7 +25,8 @@ __all__ = ["check_scatter", "scatter_parts"]
 
 def scatter_parts(op: Any) -> tuple[ScatterShape, Any] | Violation:
     """(shape, virtual rows type) of a scatter op, or its first SCATTER violation."""
-    data, index, out = op.src.type, op.index.type, op.result.type
+    data, index = op.src.type, op.index.type
+    out = op.result.type if getattr(op, "view", None) is None else op.view   # into one page: the page's type
     if index.kind not in ("hbm", "spm") or not is_index_dtype(index.dtype):   # SPM: positions (gather_plan)
         return Violation("SCATTER-1", f"the index of a scatter is an i32 HBM tensor of byte offsets, not {index}",
                          help="store the indices as HbmTensor[i32, Chip, m(\"K\")]")

@@ -1,8 +1,8 @@
 """`to_spm`, an interleaved `begin` and a scatter reading a tile at a rolled loop's index
 (docs/loops.md "Views at the index"): cpu == visa == numpy == the unrolled kernel, the
 `dma_spm` and `dma_scatter` records name the start and the verifier checks it (RUNTIME-8, LOOP-6), a start out of range for
-some iteration is LOOP-1, and an interleaved `begin` over tiles at two different starts
-stays RUNTIME-2."""
+some iteration is LOOP-1, and an interleaved `begin` over tiles whose distance changes with
+the index stays RUNTIME-2 (tests/loops/test_loop_rtviews.py: tiles a fixed distance apart)."""
 
 from __future__ import annotations
 
@@ -67,10 +67,10 @@ def test_the_interleaved_feed_names_the_start_once():
     verify_text(text)
 
 
-def test_an_interleaved_begin_over_tiles_at_two_starts_is_runtime_2():
-    with pytest.raises(npu_opt.NpuOptError) as e:
+def test_an_interleaved_begin_over_tiles_a_varying_distance_apart_is_runtime_2():
+    with pytest.raises(npu_opt.NpuOptError) as e:   # t and 3 - t: the feed's fixed step cannot follow them
         npu_opt.compile(R.interleaved_min(True, rhs_start=lambda t: 3 - t))
-    assert e.value.code == "RUNTIME-2" and "at one start" in str(e.value)
+    assert e.value.code == "RUNTIME-2" and "trace-time distance" in str(e.value)
 
 
 @pytest.mark.parametrize("backend", ["cpu", "visa"])

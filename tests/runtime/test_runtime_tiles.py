@@ -90,9 +90,9 @@ def test_the_refusals_are_at_their_marked_lines(kernel):
 
 def test_the_refusals_say_what_takes_a_runtime_start():
     by_line = {d.line: d for d in tk.refused.trace().diagnostics}
-    nine, begin = (by_line[line] for line, _ in marked(tk.refused)[:2])
+    nine, level = (by_line[line] for line, _ in marked(tk.refused)[:2])
     assert "cast(usize)" in nine.help
-    assert "a redistribution" in begin.message and "to_dm" in begin.help
+    assert "`slice_tile` (the slice level)" in level.message and "a redistribution" in level.message
 
 
 def test_the_records_carry_the_scalar_only_when_present():

@@ -71,7 +71,7 @@ def refused(ctx: Context, x: HbmTensor[i32, Chip, m("A, T, N")], n: HbmScalar[u3
     u, s = n.to_spm(ctx.tdma), k.to_spm(ctx.tdma)
     d.view().tile(m("T"), 1, m("1 # 4, N"), u)                                  # RUNTIME-9
     row = d.view().tile(m("T"), 1, m("1 # 4, N"), s)
-    row.chip_shuffle([0]).to_dm(ctx.tdma, DmTensor[i32, Chip, Cluster, m("A"), m("1 # 4, N")])  # RUNTIME-2
+    row.chip_shuffle([0]).to_dm(ctx.tdma, DmTensor[i32, Chip, Cluster, m("A"), m("1 # 4, N")])  # (a redistribution of it: accepted)
     d.view_mut().tile(m("T"), 1, m("1 #{!} 4, N"), s).memset(ctx.sub, 0)        # (a memset at a runtime start: accepted)
     d.view().slice_tile(m("A"), 8, m("A = 8 # 64"), s)                          # RUNTIME-2
     row.tile(m("N"), 8, m("1 # 4, N = 8 # 16"), s)                              # LOOP-7

@@ -48,12 +48,16 @@ def test_an_interleaved_begin_over_two_tiles_at_one_start(backend, starts):
     assert np.array_equal(got, np.minimum(A[:, starts[0]], B[:, starts[1]]))
 
 
-def test_an_interleaved_begin_over_tiles_at_two_starts_is_refused_not_miscompiled():
-    # the cpu backend reads each tile; the feed cannot yet read its second tensor elsewhere
-    assert np.array_equal(npu_opt.run(W.interleaved_tiles(1, 3), A, B), np.minimum(A[:, 1], B[:, 3]))
-    with pytest.raises(npu_opt.NpuOptError) as e:
-        npu_opt.run(W.interleaved_tiles(1, 3), A, B, backend="visa")
-    assert e.value.code == "VIEW-10" and "different starts" in str(e.value)
+@pytest.mark.parametrize("starts", [(1, 3), (3, 0)])
+def test_an_interleaved_begin_over_tiles_at_two_starts_reads_each_tile(starts):
+    # was VIEW-10 (the feed read the second tensor at the first tile's start): the feed now
+    # names where it reads the second (`rhs_offset=`) and cpu == visa
+    want = np.minimum(A[:, starts[0]], B[:, starts[1]])
+    for backend in ("cpu", "visa"):
+        assert np.array_equal(npu_opt.run(W.interleaved_tiles(*starts), A, B, backend=backend), want)
+    text = npu_opt.compile(W.interleaved_tiles(*starts)).text
+    [feed] = [x for x in text.splitlines() if "= feed_buffer " in x]
+    assert f"rhs_offset={starts[1] * 8}" in feed and f'source=(%' in feed
 
 
 @pytest.mark.parametrize("kernel", [W.scatter_of_tile, W.v06_scatter_of_tile])

@@ -27,8 +27,8 @@ from tu_ops.dma_records import crosses_parts, relayout_record, spm_record
 from tu_ops.lower.feed import lower_feed
 from tu_ops.lower.program import ProgramChain, layout
 from ir.runtime_ops import RUNTIME_STEPS
-from tu_ops.lower.views import (lower_view_step, refuse_unplaced, scatter_window, shift_feed, spm_window_step,
-                                windows_of)
+from tu_ops.lower.views import (lower_view_step, refuse_unplaced, runtime_start_fields, scatter_window, shift_feed,
+                                spm_window_step, windows_of)
 from ir.resident import placements
 from tu_ops.program import KernelParam, LoweredKernel, TuProgram
 
@@ -100,10 +100,12 @@ def _dma_step(item: Any, first: int, refs: dict[int, int], windows: dict[int, An
         into = {"into": refs[item.into.id]} if getattr(item, "into", None) is not None else {}
         if getattr(item, "count", None) is not None:   # a runtime sparse prefix (ir.gather_prefix)
             into["count"] = refs[item.count.id]
+        page = runtime_start_fields("dst", item, refs, target) if isinstance(item, Scatter) else {}   # into a page
         if isinstance(item, Scatter) and item.src.id in windows:   # out of a tile of its DM tensor
             src, into["window"], start = scatter_window(item, windows, refs, typ, target)
-            return attrs.evolve(lower(item, first, src, refs[item.index.id], target, **into), **start)
-        return lower(item, first, refs[item.src.id], refs[item.index.id], target, **into)
+            return attrs.evolve(lower(item, first, src, refs[item.index.id], target, **into), **start, **page)
+        record = lower(item, first, refs[item.src.id], refs[item.index.id], target, **into)
+        return attrs.evolve(record, **page) if page else record
     if isinstance(item, RUNTIME_STEPS):  # docs/runtime.md
         from tu_ops.runtime import lower_runtime
         return lower_runtime(item, first, refs)
@@ -122,7 +124,8 @@ def _program(chain: ProgramChain, first: int, index: int, refs: dict[int, int], 
     view = chain.begin.view
     rhs = getattr(chain.begin, "rhs", None)  # an interleaved begin's second view
     feed = shift_feed(lower_feed(chain, first, first + 1, feed_flits(chain), Ref(refs[view.id]), typ(view).element,
-                                 target, None if rhs is None else Ref(refs[rhs.id])), view, windows, refs)
+                                 target, None if rhs is None else Ref(refs[rhs.id])), view, windows, refs,
+                      chain.begin, target)
     ops: list[Any] = [feed]
     cur, nid = first, first + 1
     for i, op in enumerate(chain.after_collect()):

@@ -1,6 +1,7 @@
 """A traced `Redistribute` lowered to a `RedistributeOp` (tu_ops/redistribute.py): the
 lowering finds the plan's source window, parts and offsets, and the record its commands
-(`tu_ops.dma_records.redistribute_record`)."""
+(`tu_ops.dma_records.redistribute_record`), and the runtime start of a tile it reads or
+writes (`src_start=` ..., `dst_start=` ...)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from ir import ops as ir
 from ir.mapping.cells import Padding
 from ir.view_ops import ToView
 from tu_ops.lower.errors import LoweringRefusal, refusal
-from tu_ops.lower.views import byte_offset
+from tu_ops.lower.views import byte_offset, runtime_start_fields
 from tu_ops.dma_records import redistribute_record, relayout_record
 from tu_ops.redistribute import DmaRelayoutOp, RedistributeOp
 
@@ -43,8 +44,10 @@ def lower_redistribute(op: Any, result: int, windows: dict[int, Any], refs: dict
         if any(op.offset[:2]):
             raise _refuse(op, "a redistribution into a view tiled on its Chip or Cluster level is not lowered yet")
         into = (refs[op.into.id], op.view.levels(), byte_offset(op.into.type, op.offset, target, op, clusters=True))
-    return redistribute_record(result, src_ref, storage_t, view_t.levels(), view_offset, sources, offsets,
-                               typ(op.result), op.engine, target, op.loc, into)
+    record = redistribute_record(result, src_ref, storage_t, view_t.levels(), view_offset, sources, offsets,
+                                 typ(op.result), op.engine, target, op.loc, into)
+    return attrs.evolve(record, **runtime_start_fields("src", w, refs, target),   # tiles at runtime starts
+                        **runtime_start_fields("dst", op, refs, target))
 
 
 def _refuse(op: Any, message: str) -> LoweringRefusal:

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from tu_ops.target import Target
 
 __all__ = ["lower_view_step", "windows_of", "shift_feed", "byte_offset", "refuse_unplaced", "spm_window_step",
-           "scatter_window"]
+           "scatter_window", "runtime_start_fields"]
 
 
 def _refuse(op: Any, message: str) -> LoweringRefusal:
@@ -76,7 +76,7 @@ def _source(op: Any, windows: dict[int, Window], refs: dict[int, int], typ: Any,
     return refs[w.src.id], base_t, w.result.type, byte_offset(base_t, w.offset, target, op, clusters=True), shift
 
 
-def _runtime_start(side: str, op: Any, refs: dict[int, int], target: Target) -> dict[str, Any]:
+def runtime_start_fields(side: str, op: Any, refs: dict[int, int], target: Target) -> dict[str, Any]:
     """The record fields of the runtime start of the window `op` (a `window` or `to_view`) on
     `side`: the scalar, the bytes one step of it moves that side's addresses, the largest
     start (none without one)."""
@@ -139,15 +139,15 @@ def lower_view_step(op: Any, result: int, windows: dict[int, Window], refs: dict
                               f"the element, not on {a_an(align)}-byte boundary")
         return attrs.evolve(view_dma(DmaIntoOp, result, src, src_t, src_view, src_off, op.into.type, op.view, dst_off,
                                      target, op.loc, into=refs[op.into.id], shift=shift),
-                            **_runtime_start("src", windows.get(op.src.id), refs, target),
-                            **_runtime_start("dst", op, refs, target))
+                            **runtime_start_fields("src", windows.get(op.src.id), refs, target),
+                            **runtime_start_fields("dst", op, refs, target))
     if isinstance(op, (ir.ToDm, ir.ToHbm)) and op.src.id in windows:
         source = _source(op, windows, refs, typ, target)
         src, src_t, src_view, src_off, _ = source
         t = typ(op.result)
         return attrs.evolve(view_dma(DmaWindowOp, result, src, src_t, src_view, src_off, t, t, 0, target, op.loc,
                                      shift=_shift(op, source, t, (0, 0))),
-                            **_runtime_start("src", windows.get(op.src.id), refs, target))
+                            **runtime_start_fields("src", windows.get(op.src.id), refs, target))
     return None
 
 
@@ -161,7 +161,7 @@ def spm_window_step(op: Any, result: int, windows: dict[int, Window], refs: dict
         raise _refuse(op, "`to_spm` of a DM view tiled on its Chip or Cluster level is not lowered yet")
     record = lower_dma(op, result, ref, view_t, op.result.type, target,
                        lambda *args: spm_record(*args, window=(storage_t, offset)))
-    return attrs.evolve(record, **_runtime_start("src", windows.get(op.src.id), refs, target))
+    return attrs.evolve(record, **runtime_start_fields("src", windows.get(op.src.id), refs, target))
 
 
 def scatter_window(op: Any, windows: dict[int, Window], refs: dict[int, int], typ: Any,
@@ -171,24 +171,24 @@ def scatter_window(op: Any, windows: dict[int, Window], refs: dict[int, int], ty
     ref, storage_t, _, offset, shift = _source(op, windows, refs, typ, target)
     if any(shift):
         raise _refuse(op, "a scatter out of a DM view tiled on its Chip or Cluster level is not lowered yet")
-    return ref, (storage_t, offset), _runtime_start("src", windows.get(op.src.id), refs, target)
+    return ref, (storage_t, offset), runtime_start_fields("src", windows.get(op.src.id), refs, target)
 
 
 def refuse_unplaced(kernel: Any) -> None:
     """VIEW-10 for a `begin` over a window shifted outside its Element level (a feed reads
     the slices of its program's space; its source offset shifts the element only; the
     trace refuses these first, VIEW-15, IR text read back can still hold one), and for an
-    interleaved `begin` whose two views are not read alike (its feed reads the second
-    tensor at the first view's offset and start)."""
+    interleaved `begin` whose two views are not read alike and which does not say how far
+    apart they are (`rhs_shift`, which the trace sets)."""
     windows = windows_of(kernel)
     for op in kernel.ops:
         w = windows.get(op.view.id) if isinstance(op, ir.Begin) else None
         if w is not None and any(w.offset[:-1]):
             raise _refuse(op, "`begin` over a DM view tiled outside its Element level is not lowered yet")
         rhs = getattr(op, "rhs", None) if isinstance(op, ir.Begin) else None
-        if rhs is not None and _window_start(windows.get(rhs.id)) != _window_start(w):
-            raise _refuse(op, "an interleaved `begin` over two views tiled at different starts is not lowered yet "
-                              "(its feed reads both tensors at the first view's start)")
+        if rhs is not None and op.rhs_shift is None and _window_start(windows.get(rhs.id)) != _window_start(w):
+            raise _refuse(op, "an interleaved `begin` over two views tiled at different starts, without the distance "
+                              "between them (`rhs_shift`), is not lowered")   # IR text read back: the trace names it
 
 
 def _window_start(w: Window | None) -> tuple:
@@ -199,14 +199,47 @@ def _window_start(w: Window | None) -> tuple:
     return (tuple(w.offset) if any(w.offset) else ()), None if w.start is None else (w.start.id, w.start_stride)
 
 
-def shift_feed(feed: Any, view: Any, windows: dict[int, Window], refs: dict[int, int]) -> Any:
+def shift_feed(feed: Any, view: Any, windows: dict[int, Window], refs: dict[int, int], begin: Any = None,
+               target: Target | None = None) -> Any:
     """The feed of a `begin` over a window: its source offset is the window's element offset,
     a reshaped window names the levels it relabelled the tensor to (FEED-15), and one at a
-    runtime start names its scalar (`start=`, moving the offset by `start * start_elems`)."""
+    runtime start names its scalar (`start=`, moving the offset by `start * start_elems`).
+    An interleaved `begin` whose second view is read elsewhere names where (`_second_view`)."""
     w = windows.get(view.id)
-    if w is None:
+    if w is not None:
+        reshape = None if w.reshaped is None else w.reshaped.levels()
+        start = {} if w.start is None else {"start": Ref(refs[w.start.id]), "start_elems": w.start_stride,
+                                             "start_limit": w.start_limit}
+        feed = attrs.evolve(feed, source=attrs.evolve(feed.source, offset=w.offset[-1]), reshape=reshape, **start)
+    if getattr(begin, "rhs_shift", None) is None:
         return feed
-    reshape = None if w.reshaped is None else w.reshaped.levels()
-    start = {} if w.start is None else {"start": Ref(refs[w.start.id]), "start_elems": w.start_stride,
-                                         "start_limit": w.start_limit}
-    return attrs.evolve(feed, source=attrs.evolve(feed.source, offset=w.offset[-1]), reshape=reshape, **start)
+    return attrs.evolve(feed, **_second_view(feed, begin, w, windows.get(begin.rhs.id), refs, target))
+
+
+def _second_view(feed: Any, begin: Any, w1: Window | None, w2: Window | None, refs: dict[int, int],
+                 target: Target) -> dict[str, Any]:
+    """The fields of an interleaved feed whose second view is read `begin.rhs_shift` cells past
+    the first (a trace-time distance): the source offset and `rhs_offset=` where the two are
+    read at start 0. At runtime starts (which move both alike) the walk's start is that of the
+    view read lower, so both offsets at start 0 lie in their tensors, and `start_limit` is the
+    largest start that keeps both views inside (each window's own limit). A distance that is
+    not whole bytes, or starts the trace did not pair, is VIEW-10."""
+    shift, dtype = begin.rhs_shift, feed.source.dtype
+    if shift * (target.bits_of(dtype) or dtype.bits) % 8:
+        raise _refuse(begin, f"the second view of an interleaved `begin` is read {shift} cells of {dtype} past the "
+                             "first, not whole bytes")
+    moving = [x for x in (w1, w2) if x is not None and x.start is not None]
+    if not moving:
+        lhs0 = 0 if w1 is None else w1.offset[-1]
+        return {"source": attrs.evolve(feed.source, offset=lhs0), "rhs_offset": lhs0 + shift}
+    if len(moving) == 1:
+        raise _refuse(begin, "an interleaved `begin` over one view at a runtime start and one at a fixed start")
+    lead, other = (w1, w2) if shift >= 0 else (w2, w1)   # the view read lower: its start is the walk's
+    low = lead.offset[-1]
+    lhs0, rhs0 = (low, low + shift) if shift >= 0 else (low - shift, low)
+    other_last = other.offset[-1] + other.start_limit * other.start_stride   # the other view's last position
+    limit = min(lead.start_limit, (other_last - low - abs(shift)) // lead.start_stride)
+    if limit < 0:
+        raise _refuse(begin, "the two views of an interleaved `begin` are never both inside their tensors")
+    return {"source": attrs.evolve(feed.source, offset=lhs0), "rhs_offset": rhs0, "start": Ref(refs[lead.start.id]),
+            "start_elems": lead.start_stride, "start_limit": limit}

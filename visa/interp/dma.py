@@ -34,7 +34,7 @@ from visa.interp.strided import flat_walk, injective, view
 from visa.interp.values import pad_mask
 from ir.words import a_an
 
-__all__ = ["DmTensor", "copy_strided", "copy_walk", "tensor_bytes", "live_parts", "run_dma", "walk"]
+__all__ = ["DmTensor", "copy_strided", "copy_walk", "tensor_bytes", "live_parts", "run_dma", "walk", "start_bytes"]
 
 
 class DmTensor:
@@ -100,7 +100,7 @@ def _word_views(sw: Any, dw: Any, sizes: list[int]) -> tuple[np.ndarray, np.ndar
     return view(sw, sizes, np.dtype(np.uint8)), view(dw, sizes, np.dtype(np.uint8))
 
 
-def _start_bytes(op: Any, env: dict[int, Any], side: str) -> int:
+def start_bytes(op: Any, env: dict[int, Any], side: str) -> int:
     """The bytes a runtime tile start moves the addresses of `side` ("src" / "dst") by (0
     without one); RUNTIME-10 for a start past its limit (ir.runtime_types.checked_start)."""
     start = getattr(op, f"{side}_start", None)
@@ -219,7 +219,7 @@ def run_dma(op: Any, mem: Memory, env: dict[int, Any], in_place: bool = False) -
         dm = mem.dm(cmd.part.chip, cmd.part.cluster) if "dm" in (src_kind, dst_kind) else None
         src, dst = dm if src_kind == "dm" else src_val, dm if dst_kind == "dm" else result  # an HBM side's
         # addresses already count chip c's copy (DMAOP-5)
-        src_off, dst_off = _start_bytes(op, env, "src"), _start_bytes(op, env, "dst")
+        src_off, dst_off = start_bytes(op, env, "src"), start_bytes(op, env, "dst")
         src_strides = [e.src_stride for e in cmd.entries]
         dst_strides = [e.dst_stride for e in cmd.entries]
         copied = copy_strided(src, cmd.src_base + src_off, src_strides, dst, cmd.dst_base + dst_off, dst_strides, sizes)

@@ -326,6 +326,8 @@ def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np
             return held, rows
     second = None if op.interleave is None else env.get(op.interleave.tensor.id)
     check(op.interleave is None or isinstance(second, DmTensor), "the interleaved tensor is not a DM tensor", op)
+    # the second view read `rhs_offset - offset` elements further into its tensor than the first
+    apart = 0 if op.rhs_offset is None else (op.rhs_offset - op.source.offset) * bits // 8
     lifted = _lift_bytes(op, target)
     groups = rows.slice_groups()
     # `Rows` orders its rows by (chip, cluster, slice): each group's rows are consecutive, and
@@ -338,7 +340,7 @@ def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np
         if second is None:
             part = _read(mem.dm(chip, cluster), slices, src.base + extra, op, plan, bits, index, run, mem, into)
         else:
-            part = _read_interleaved(mem.dm(chip, cluster), slices, (src.base + extra, second.base + extra),
+            part = _read_interleaved(mem.dm(chip, cluster), slices, (src.base + extra, second.base + extra + apart),
                                      op, plan, bits, index, run, mem)
         if into is None:
             values = part.astype(value_dtype(sd), copy=False)
@@ -376,6 +378,7 @@ def _feed_step(ops: list[Any], i: int, state: ProgramState) -> int:
     if op.start is not None:  # a view tiled at a runtime start: the source offset moves by start * start_elems
         check(op.start.id in state.env, f"start {op.start} has no value", op)
         moved = checked_start(state.env[op.start.id], op.start_limit, f"{op.result} = feed_buffer") * op.start_elems
-        op = attrs.evolve(op, source=attrs.evolve(op.source, offset=op.source.offset + moved))
+        op = attrs.evolve(op, source=attrs.evolve(op.source, offset=op.source.offset + moved),
+                          rhs_offset=None if op.rhs_offset is None else op.rhs_offset + moved)   # both views move
     state.local[op.result.id], state.rows = feed_rows(op, state.rows, state.mem, state.env)
     return 1

@@ -35,7 +35,7 @@ from tu_ops.base import Ref
 from tu_ops.dma import DmaOp
 from tu_ops.dma_view import DmaWindowOp
 from tu_ops.enums import DmaKind
-from visa.interp.dma import DmTensor, copy_strided, copy_walk, live_parts, run_dma, tensor_bytes
+from visa.interp.dma import DmTensor, copy_strided, copy_walk, live_parts, run_dma, start_bytes, tensor_bytes
 from visa.interp.errors import check
 from visa.interp import shortcuts
 from visa.interp.shortcuts import per_record
@@ -105,7 +105,8 @@ def run_gather(op: Any, mem: Memory, env: dict[int, Any], types: dict[int, Any])
 
 def run_scatter(op: Any, mem: Memory, env: dict[int, Any], types: dict[int, Any]) -> np.ndarray:
     """Execute one ScatterOp; return the HBM bytes of the new tensor it writes (its data read
-    out of the tile it names, when it names one: the commands already start there)."""
+    out of the tile it names, when it names one: the commands already start there; into the
+    page it names, when it names one: the rows count from the page's first byte)."""
     data_t, out_t = op.view_types()
     index_t = types.get(op.index.id)
     check(index_t is not None and index_t.kind in ("hbm", "spm"), f"the index {op.index} is not an HBM or SPM tensor",
@@ -134,7 +135,10 @@ def run_scatter(op: Any, mem: Memory, env: dict[int, Any], types: dict[int, Any]
                             loc=op.loc), mem, env)
     chips, count, width = out_t.chip.size, op.scattered, op.row_bytes
     block, src_block = op.rows * width, count * width
-    out = np.zeros(chips * blocks * block, np.uint8)
+    chip_bytes, page = blocks * block, 0
+    if op.dst_view is not None:   # into one page of each chip's copy, moved by its runtime start
+        chip_bytes, page = tensor_bytes(op.output_type, mem.target), op.dst_offset + start_bytes(op, env, "dst")
+    out = np.zeros(chips * chip_bytes, np.uint8)
     if op.into is not None:  # into an existing tensor: the rows no index names keep its bytes
         old = env.get(op.into.id)
         check(isinstance(old, np.ndarray) and old.size == out.size, f"{op.into} is not an HBM tensor of the output's bytes", op)
@@ -148,7 +152,7 @@ def run_scatter(op: Any, mem: Memory, env: dict[int, Any], types: dict[int, Any]
         if fault is not None:
             raise fault
         for b in range(blocks):   # each block of the output takes its own row of every entry
-            base, src = (c * blocks + b) * block, (c * blocks + b) * src_block
+            base, src = c * chip_bytes + page + b * block, (c * blocks + b) * src_block
             for k, offset in enumerate((values if scaled else values * width).tolist()):   # the last write wins
                 out[base + offset:base + offset + width] = rows[src + k * width:src + (k + 1) * width]
     return out
@@ -177,17 +181,18 @@ def _walks(op: Any) -> list[tuple[tuple[int, int], list[int], list[int], list[in
 
 def run_redistribute(op: Any, mem: Memory, env: dict[int, Any]) -> DmTensor:
     """Execute one RedistributeOp, DmaRelayoutOp or DM ShuffleOp; return the DM tensor it creates (zero where no
-    command writes)."""
+    command writes). A tile read or written at a runtime start moves that side's addresses."""
     check(isinstance(env.get(op.src.id), DmTensor), f"source {op.src} is not a DM tensor", op)
     t = op.output_type
     base = mem.dm_address[op.result.id]
     if getattr(op, "into", None) is None:    # a write into a view keeps the tensor's other bytes
         mem.zero_dm(live_parts(t), t.slice.size, base, tensor_bytes(t, mem.target), op)
     fast = shortcuts.on()
+    moved = start_bytes(op, env, "src"), start_bytes(op, env, "dst")   # tiles at runtime starts (RUNTIME-10)
     for i, (cmd, (source, sizes_, src_strides, dst_strides)) in enumerate(zip(op.commands, _walks(op))):
         src, dst = mem.dm(*source), mem.dm(cmd.part.chip, cmd.part.cluster)
-        if fast and sizes_ and copy_strided(src, cmd.src_base, src_strides, dst, cmd.dst_base, dst_strides, sizes_):
+        src_base, dst_base = cmd.src_base + moved[0], cmd.dst_base + moved[1]
+        if fast and sizes_ and copy_strided(src, src_base, src_strides, dst, dst_base, dst_strides, sizes_):
             continue   # an in-bounds affine walk writing each byte once: copied through views (a shortcut)
-        copy_walk(src, cmd.src_base, dst, cmd.dst_base, cmd.entries[:-1], cmd.entries[-1].size if cmd.entries else 1,
-                  op, i)
+        copy_walk(src, src_base, dst, dst_base, cmd.entries[:-1], cmd.entries[-1].size if cmd.entries else 1, op, i)
     return DmTensor(base, t)
