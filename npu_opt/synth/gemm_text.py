@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ir.dtypes import DType
 from npu_opt.synth import epilogue, target
-from npu_opt.synth.tiling import geometry
+from npu_opt.synth.tiling import geometry, switch_piece
 
 __all__ = ["chain", "contraction_chain", "gemm_names", "gemm_roles", "gemm_source", "header", "hbm_axes", "kept",
            "loop_header", "tile_loops", "time_block_loads", "time_block_tile"]
@@ -94,7 +95,14 @@ def gemm_names(spec: Any, p: dict[str, Any]) -> dict[str, Any]:
              mt=max(1, size[mi] // tm), nt=max(1, size[ni] // tn), din=din, dout=dout,
              flit=32 if din == "i8" else 16,  # elements of one 32-byte flit
              packet=p["packet"], order=p.get("order", "ij"), reuse=p.get("reuse", "outer"),
-             stationary_w=stationary_w, Kl=geo.k_local(K, size[spec.contracted]))
+             stationary_w=stationary_w, Kl=geo.k_local(K, size[spec.contracted]),
+             piece=None)
+    if geo.switch:  # how a `w by switch` block is cut over its slices: groups of 8 rows, or pieces of k
+        by_rows = switch_piece(geo, size[spec.contracted], DType(din).bits // 8) == "rows"
+        T, g, sm, kd = (N if stationary_w else M), c // 8, geo.sm, size[spec.contracted]
+        v["piece"] = (f"{T} / {8 * sm} % {g // sm}" if g > sm else "") if by_rows else f"{K} % {kd // sm}"
+        v["piece_slice"] = f"{T} / 8 % {sm}" if by_rows else f"{K} / {kd // sm}"
+        v["piece_rows"] = by_rows
     # a result smaller than the tile is padded to it inside the kernel (`M # 128`): one tile,
     # the padding computed and never stored
     for x, n_, t_, var in (("M", size[mi], tm, "i"), ("N", size[ni], tn, "j")):
@@ -143,7 +151,17 @@ def _gemm_mapping(v: dict[str, Any]) -> list[str]:
     if geo.sb > 1:
         lines.append(f"# {geo.sb} batch elements side by side: {geo.sb} elements of {v['bi'].upper()} at once, "
                      f"each on its own {geo.sm} x {geo.sn} slices")
-    lines += [f'Slice = m("{geo.slice_map(M, N, K, v["size"][spec.contracted], (v["bi"] or "").upper())}")',
+    lines += [f'Slice = m("{geo.slice_map(M, N, K, v["size"][spec.contracted], (v["bi"] or "").upper())}")']
+    if geo.switch:
+        wslice = geo.switch_slices(v["piece_slice"], f"{N} % {geo.tn} / {c}", (v["bi"] or "").upper())
+        cut = "every {0}th group of 8 rows".format(geo.sm) if v["piece_rows"] else f"a piece of {K}"
+        lines += [f"# w by switch: each block of {wn} moves from HBM once, spread over the {geo.sm} slices that "
+                  f"share it ({cut}",
+                  f"# each; WSlice puts the piece where Slice has {M}); the Switch Engine broadcasts the pieces "
+                  "around their",
+                  f"# sub-ring of {geo.sm} slices into each of them, instead of one DMA copy per slice",
+                  f'WSlice = m("{wslice}")']
+    lines += [
               "",
               "",
               target.decorator(spec),
@@ -168,19 +186,49 @@ def _gemm_blocks(v: dict[str, Any]) -> list[str]:
             f'        return rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{M} % {r}, {Kl}")])',
             "",
             f"    def w_block(j):",
-            f"        # row block j of {wn} ({v['tn']} rows), each slice's {c} rows into its DM",
-            f'        rows = {wn}.view(){chain(v["widx"], v["batch"] + v["j_step"])}',
-            f'        return rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{N} % {c}, {Kl}")])',
+            *(_switch_w_block(v) if v["geo"].switch else
+              [f"        # row block j of {wn} ({v['tn']} rows), each slice's {c} rows into its DM",
+               f'        rows = {wn}.view(){chain(v["widx"], v["batch"] + v["j_step"])}',
+               f'        return rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{N} % {c}, {Kl}")])']),
             "",
             "    def stationary(block):",
             f"        # trf={v['p']['trf']!r}: {v['wn'] if v['stationary_w'] else v['an']}'s {v['rt']} rows per slice go to "
             f"the TRF, 8 lanes x {g} rows each,",
             f"        # in {flit}-element (32-byte) flits; the other operand streams past them",
             "        return (ctx.sub.begin(block.view())",
-            f'                .fetch(m("{T} % 8, {T} / 8 % {g}"), m("{Kl}"))',
+            *(_switch_fetch(v) if v["geo"].switch else
+              [f'                .fetch(m("{T} % 8, {T} / 8 % {g}"), m("{Kl}"))']),
             f'                .collect(m("{T} % 8, {T} / 8 % {g}, {Kl} / {flit}"), m("{K} % {flit}"))',
             f'                .to_trf(m("{T} % 8"), m("{T} / 8 % {g}, {Kl}")))',
             ""]
+
+
+def _switch_w_block(v: dict[str, Any]) -> list[str]:
+    """A `w by switch` block of w: moved from HBM once, each of the slices sharing it holding
+    one piece (WSlice): every `sm`-th group of 8 rows with their whole `k`, or the block's
+    rows with a piece of `k`."""
+    wn, N, K, c, sm = v["wn"], v["N"], v["K"], v["c"], v["geo"].sm
+    held = ", ".join(x for x in (f"{N} % 8", v["piece"]) if x) + f", {K}" if v["piece_rows"] else \
+        f"{N} % {c}, {v['piece']}"
+    return [f"        # row block j of {wn} ({v['tn']} rows) moved once: each of the {sm} slices sharing a block "
+            "holds one piece",
+            f'        rows = {wn}.view(){chain(v["widx"], v["batch"] + v["j_step"])}',
+            f'        return rows.to_dm(ctx.tdma, DmTensor[{v["din"]}, Chip, Cluster, WSlice, m("{held}")])']
+
+
+def _switch_fetch(v: dict[str, Any]) -> list[str]:
+    """The fetch and switch of a `w by switch` TRF load: each slice fetches its piece, the
+    Switch Engine moves the piece's slice factor into the innermost Time (BROADCAST1 over the
+    `sm` slices side by side on the ring), so every slice streams the whole block."""
+    T, g, K, sm = v["T"], v["g"], v["K"], v["geo"].sm
+    if v["piece_rows"]:
+        fetched = ", ".join(x for x in (f"{T} % 8", v["piece"]) if x)
+        packet, after = K, f"{T} % 8, {T} / 8 % {g}"
+    else:
+        fetched, packet, after = f"{T} % 8, {T} / 8 % {g}", v["piece"], f"{T} % 8, {T} / 8 % {g}, {v['piece_slice']}"
+    return [f'                .fetch(m("{fetched}"), m("{packet}"))',
+            f"                # the {sm} pieces go around their sub-ring of {sm} slices into each of them",
+            f'                .switch(Slice, m("{after}"), SwitchConfig.BROADCAST1(slice1={sm}, slice0=1))']
 
 
 def _gemm_tile(v: dict[str, Any]) -> list[str]:

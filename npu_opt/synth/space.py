@@ -11,6 +11,8 @@ tile of slices' blocks of results; larger outputs loop over tiles):
   when no tile of every slice does, each block's busiest grid and the result padded to one
   tile); a batched GEMM may also put batch elements side by side on slices
   (`, B batch elements side by side`);
+  `, w by switch` moves each block of the stationary `w` from HBM once, spread over the slices
+  that share it, and broadcasts it into their TRFs through the Switch Engine;
 - `trf`: which operand is stationary in the TRF (its rows become the 8 lanes), named as
   the einsum names it (`w` first, the operand carrying the result's second index);
 - `packet`: the contraction packet along K: 32 or 64 bytes (rule OUTER-3), 32/64 i8 or 16/32 bf16;
@@ -36,10 +38,11 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ir.dtypes import DType
 from npu_opt.synth import epilogue, target
 from npu_opt.synth.gemm_text import chain, gemm_roles, gemm_source, hbm_axes, header, kept, loop_header
 from npu_opt.synth.tiling import (blocks, needs_split, offered, pad_ok, result_placements, runs_in_full,
-                                  split_levers, split_placements)
+                                  split_levers, split_placements, switch_ok)
 from npu_opt.tune import Space
 
 __all__ = ["MODULE_NAMES", "build", "canonical", "points", "source", "space_of"]
@@ -76,6 +79,10 @@ def points(spec: Any) -> dict[str, list[Any]]:
         for sb in (2 ** e for e in range(1, slices.bit_length())):
             if nb % sb == 0:
                 placements += [attrs.evolve(g, sb=sb) for g in result_placements(m, n, slices // sb, False, shapes)]
+    # w by switch (tiling.switch_ok): each placement whose slices along m may share one copy of w's block
+    elem = DType(spec.dtype_in).bits // 8
+    placements += [attrs.evolve(g, switch=True) for g in placements
+                   if shapes and switch_ok(g, size[spec.contracted], elem)]
     tiles = max((m // g.tm) * (n // g.tn) for g in placements)
     levers: dict[str, list[Any]] = {"placement": [g.label() for g in placements], "trf": [wn, an],
                                     "packet": packets}

@@ -33,7 +33,8 @@ from ir.dtypes import DType
 from tu_ops.target import Constants, rngd
 
 __all__ = ["CHECK_MACS", "UNROLLED_TILES", "Geometry", "blocks", "geometry", "needs_split", "offered", "pad_ok",
-           "proxy_sizes", "result_placements", "runs_in_full", "slice_counts", "split_levers", "split_placements"]
+           "proxy_sizes", "result_placements", "runs_in_full", "slice_counts", "split_levers", "split_placements",
+           "switch_ok", "switch_piece"]
 
 BLOCKS = ((32, 32), (8, 128))  # a slice's rows x columns of the result
 # A space whose contraction multiplies more than this many products is too slow to run on
@@ -43,7 +44,8 @@ CHECK_MACS = 1 << 30
 UNROLLED_TILES = 16
 
 _PLACEMENT = re.compile(r"(\d+)x(\d+) of (\d+)x(\d+)(?:, k over (\d+) slices)?(?:, k in (\d+) time blocks)?"
-                        r"(?:, (2) clusters)?(?:, (\d+) batch elements side by side)?(?:, on 1/(\d+) of the slices)?$")
+                        r"(?:, (2) clusters)?(?:, (\d+) batch elements side by side)?(?:, on 1/(\d+) of the slices)?"
+                        r"(?:, (w) by switch)?$")
 
 
 @attrs.frozen
@@ -63,6 +65,7 @@ class Geometry:
     tb: int = 1
     idle: int = 1
     sb: int = 1
+    switch: bool = False
 
     @property
     def tm(self) -> int:
@@ -77,7 +80,7 @@ class Geometry:
     def label(self) -> str:
         extras = ((self.sk, f", k over {self.sk} slices"), (self.tb, f", k in {self.tb} time blocks"),
                   (self.clusters, f", {self.clusters} clusters"), (self.sb, f", {self.sb} batch elements side by side"),
-                  (self.idle, f", on 1/{self.idle} of the slices"))
+                  (self.idle, f", on 1/{self.idle} of the slices"), (1 + self.switch, ", w by switch"))
         return f"{self.sm}x{self.sn} of {self.r}x{self.c}" + "".join(text for n, text in extras if n > 1)
 
     def notes(self, K: str, k_local: str) -> list[str]:
@@ -101,13 +104,21 @@ class Geometry:
     def slice_map(self, M: str, N: str, K: str, kdim: int, B: str = "") -> str:
         """The DM tensors' Slice mapping: the batch (`B`, when it spans slices), m, n, then the k
         chunks innermost."""
-        parts = [f"{B} % {self.sb}"] * (self.sb > 1) + [f"{M} % {self.tm // self.clusters} / {self.r}",
-                                                         f"{N} % {self.tn} / {self.c}"]
+        rows, cols = f"{M} % {self.tm // self.clusters} / {self.r}", f"{N} % {self.tn} / {self.c}"
+        if self.switch:  # the slices sharing a block of w side by side on the ring: the m factor innermost
+            return self.switch_slices(rows, cols, B)
+        parts = [f"{B} % {self.sb}"] * (self.sb > 1) + [rows, cols]
         if self.sk > 1:
             parts.append(f"{K} / {kdim // self.sk}")
         if self.idle > 1:  # the slices the result leaves idle: padding after the busy ones
             parts.append(f"1 # {self.idle}")
         return ", ".join(parts)
+
+    def switch_slices(self, rows: str, cols: str, B: str = "") -> str:
+        """The Slice mapping of a `switch` geometry with `rows` as its innermost factor: the
+        batch, the idle slices' padding, the n factor, then `rows` (the m factor for the
+        result and `a`, the piece of `k` for `w`'s spread block)."""
+        return ", ".join([f"{B} % {self.sb}"] * (self.sb > 1) + [f"1 # {self.idle}"] * (self.idle > 1) + [cols, rows])
 
     def k_local(self, K: str, kdim: int) -> str:
         """The `k` a slice holds at once: all of it, or its chunk."""
@@ -125,7 +136,29 @@ def geometry(placement: str) -> Geometry:
         raise ValueError(f"not a synth placement: {placement!r}")
     sm, sn, r, c = (int(match.group(i)) for i in range(1, 5))
     return Geometry(r, c, sm, sn, int(match.group(5) or 1), int(match.group(7) or 1), int(match.group(6) or 1),
-                    int(match.group(9) or 1), int(match.group(8) or 1))
+                    int(match.group(9) or 1), int(match.group(8) or 1), match.group(10) is not None)
+
+
+def switch_ok(g: Geometry, k: int, elem: int, const: Constants | None = None) -> bool:
+    """Whether the stationary `w` of geometry `g` may be spread over its `sm` slices and
+    broadcast by the Switch Engine: `k` whole on a slice (a split `k`'s chunks take the
+    innermost slice factor the broadcast needs), more than one slice along m, and the block
+    cut into `sm` pieces: by its groups of 8 rows (`switch_piece` "rows": whole rows, the
+    DMA's packets stay whole rows of `k`) or else by `k`, in whole 32-byte flits (the
+    switch moves 8-byte words, SWITCH-18; collect cuts the pieces into flits)."""
+    return g.sk == 1 and g.tb == 1 and g.sm > 1 and switch_piece(g, k, elem, const) is not None
+
+
+def switch_piece(g: Geometry, k: int, elem: int, const: Constants | None = None) -> str | None:
+    """How a `switch` block of w is cut over its `sm` slices: "rows" (each slice holds every
+    `sm`-th group of 8 rows, when the block has a multiple of `sm` groups), "k" (each slice a
+    piece of `k` of whole flits), or None."""
+    const = const or _constants()
+    if (g.c // 8) % g.sm == 0:
+        return "rows"
+    if k % g.sm == 0 and (k // g.sm) * elem % const.FLIT_BYTES == 0:
+        return "k"
+    return None
 
 
 def pad_ok(spec: Any) -> bool:
@@ -300,7 +333,7 @@ def split_placements(spec: Any, m: int, n: int, grids: int = 1) -> list[str]:
 
 
 def offered(spec: Any, point: dict[str, Any]) -> bool:
-    """Whether the space offers `point`: its blocks fit a slice (the stationary operand's rows,
+    """Whether the space offers `point`: a `w by switch` placement keeps `w` in the TRF; its blocks fit a slice (the stationary operand's rows,
     `trf`, with their `k` in the TRF, TRF_BYTES, else rule TRF-2; with `reuse="all"` every row
     block of both operands and a block of results at once in the DM, DM_SLICE_BYTES, else
     MEM-3 or MEM-4), and a `reuse="all"` kernel, whose tile loops stay unrolled, has at most
@@ -312,6 +345,8 @@ def offered(spec: Any, point: dict[str, Any]) -> bool:
     size, elem = spec.padded, 1 if spec.dtype_in == "i8" else 2
     kl = size[spec.contracted] // (g.sk * g.tb)
     w_rows = point.get("trf") not in {name for name, idx in spec.operands if mi in idx}
+    if g.switch and not w_rows:  # the switch broadcasts w's blocks: with `a` stationary it has nothing to do
+        return False
     if (g.c if w_rows else g.r) * kl * elem > _constants().TRF_BYTES:
         return False
     if point.get("reuse") != "all":
