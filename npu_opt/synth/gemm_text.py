@@ -97,12 +97,6 @@ def gemm_names(spec: Any, p: dict[str, Any]) -> dict[str, Any]:
              packet=p["packet"], order=p.get("order", "ij"), reuse=p.get("reuse", "outer"),
              stationary_w=stationary_w, Kl=geo.k_local(K, size[spec.contracted]),
              piece=None)
-    if geo.switch:  # how a `w by switch` block is cut over its slices: groups of 8 rows, or pieces of k
-        by_rows = switch_piece(geo, size[spec.contracted], DType(din).bits // 8) == "rows"
-        T, g, sm, kd = (N if stationary_w else M), c // 8, geo.sm, size[spec.contracted]
-        v["piece"] = (f"{T} / {8 * sm} % {g // sm}" if g > sm else "") if by_rows else f"{K} % {kd // sm}"
-        v["piece_slice"] = f"{T} / 8 % {sm}" if by_rows else f"{K} / {kd // sm}"
-        v["piece_rows"] = by_rows
     # a result smaller than the tile is padded to it inside the kernel (`M # 128`): one tile,
     # the padding computed and never stored
     for x, n_, t_, var in (("M", size[mi], tm, "i"), ("N", size[ni], tn, "j")):
@@ -117,6 +111,12 @@ def gemm_names(spec: Any, p: dict[str, Any]) -> dict[str, Any]:
     # the batch: elements side by side on `sb` slices each step, the steps one after another
     v["steps"] = v["nb"] // geo.sb
     v["batch"] = ([] if geo.sb == v["nb"] else [(bi, v["steps"], None if geo.sb == 1 else geo.sb, "bb")]) if bi else []
+    if geo.switch:  # how a `w by switch` block is cut over its slices: groups of 8 rows, or pieces of k
+        by_rows = switch_piece(geo, size[spec.contracted], DType(din).bits // 8) == "rows"
+        T, g, sm, kd = (N if stationary_w else M), c // 8, geo.sm, size[spec.contracted]
+        v["piece"] = (f"{T} / {8 * sm} % {g // sm}" if g > sm else "") if by_rows else f"{K} % {kd // sm}"
+        v["piece_slice"] = f"{T} / 8 % {sm}" if by_rows else f"{K} / {kd // sm}"
+        v["piece_rows"] = by_rows
     return v
 
 

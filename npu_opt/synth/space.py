@@ -70,25 +70,33 @@ def points(spec: Any) -> dict[str, list[Any]]:
     m, n = (size[i] for i in kept(spec))
     shapes = blocks(spec)
     (an, _), (wn, _) = gemm_roles(spec)
+    elem = DType(spec.dtype_in).bits // 8
     if needs_split(spec) and _split_ok(spec) and split_placements(spec, m, n):  # k splits (npu_opt/synth/tiling.py)
-        whole = [g.label() for g in result_placements(m, n, slices, False, shapes)] if shapes else []
-        return split_levers(spec, m, n, packets, wn, whole)
+        whole = _with_switch(result_placements(m, n, slices, False, shapes), m, size[spec.contracted], elem) \
+            if shapes else []
+        return split_levers(spec, m, n, packets, wn, [g.label() for g in whole])
     placements = result_placements(m, n, slices, pad_ok(spec), shapes)
     if spec.batch is not None:  # batch elements side by side on slices: each on a share of them
         nb = size[spec.batch]
         for sb in (2 ** e for e in range(1, slices.bit_length())):
             if nb % sb == 0:
                 placements += [attrs.evolve(g, sb=sb) for g in result_placements(m, n, slices // sb, False, shapes)]
-    # w by switch (tiling.switch_ok): each placement whose slices along m may share one copy of w's block
-    elem = DType(spec.dtype_in).bits // 8
-    placements += [attrs.evolve(g, switch=True) for g in placements
-                   if shapes and switch_ok(g, size[spec.contracted], elem)]
+    if shapes:
+        placements = _with_switch(placements, m, size[spec.contracted], elem)
     tiles = max((m // g.tm) * (n // g.tn) for g in placements)
     levers: dict[str, list[Any]] = {"placement": [g.label() for g in placements], "trf": [wn, an],
                                     "packet": packets}
     if tiles > 1:
         levers |= {"order": ["ij", "ji"], "reuse": ["outer", "all", "none"]}
     return levers
+
+
+def _with_switch(placements: list[Any], m: int, k: int, elem: int) -> list[Any]:
+    """`placements`, then each one's `w by switch` twin (tiling.switch_ok): its slices along m
+    share one copy of w's block. Not a result padded along m inside the kernel: the switch's
+    copies land on the m factor of the TRF's Slice, which must be the streamed operand's
+    (SPACE-4), and a padded factor cannot take copies (SWITCH-11)."""
+    return placements + [attrs.evolve(g, switch=True) for g in placements if m % g.tm == 0 and switch_ok(g, k, elem)]
 
 
 def source(spec: Any, point: dict[str, Any]) -> str:
