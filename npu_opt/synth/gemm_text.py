@@ -96,7 +96,7 @@ def gemm_names(spec: Any, p: dict[str, Any]) -> dict[str, Any]:
              flit=32 if din == "i8" else 16,  # elements of one 32-byte flit
              packet=p["packet"], order=p.get("order", "ij"), reuse=p.get("reuse", "outer"),
              stationary_w=stationary_w, Kl=geo.k_local(K, size[spec.contracted]),
-             piece=None)
+             groups=1, pieces=1, kpiece=0)
     # a result smaller than the tile is padded to it inside the kernel (`M # 128`): one tile,
     # the padding computed and never stored
     for x, n_, t_, var in (("M", size[mi], tm, "i"), ("N", size[ni], tn, "j")):
@@ -111,12 +111,11 @@ def gemm_names(spec: Any, p: dict[str, Any]) -> dict[str, Any]:
     # the batch: elements side by side on `sb` slices each step, the steps one after another
     v["steps"] = v["nb"] // geo.sb
     v["batch"] = ([] if geo.sb == v["nb"] else [(bi, v["steps"], None if geo.sb == 1 else geo.sb, "bb")]) if bi else []
-    if geo.switch:  # how a `w by switch` block is cut over its slices: groups of 8 rows, or pieces of k
-        by_rows = switch_piece(geo, size[spec.contracted], DType(din).bits // 8) == "rows"
-        T, g, sm, kd = (N if stationary_w else M), c // 8, geo.sm, size[spec.contracted]
-        v["piece"] = (f"{T} / {8 * sm} % {g // sm}" if g > sm else "") if by_rows else f"{K} % {kd // sm}"
-        v["piece_slice"] = f"{T} / 8 % {sm}" if by_rows else f"{K} / {kd // sm}"
-        v["piece_rows"] = by_rows
+    if geo.switch:  # how a `w by switch` block is cut over its slices: groups of 8 rows, then pieces of k
+        groups, pieces = switch_piece(geo, size[spec.contracted], DType(din).bits // 8)
+        T, g, kd = (N if stationary_w else M), c // 8, size[spec.contracted]
+        v["groups"], v["pieces"], v["kpiece"] = groups, pieces, kd // pieces
+        v["piece_slice"] = ", ".join([f"{T} / 8 % {groups}"] * (groups > 1) + [f"{K} / {kd // pieces}"] * (pieces > 1))
     return v
 
 
@@ -154,7 +153,9 @@ def _gemm_mapping(v: dict[str, Any]) -> list[str]:
     lines += [f'Slice = m("{geo.slice_map(M, N, K, v["size"][spec.contracted], (v["bi"] or "").upper())}")']
     if geo.switch:
         wslice = geo.switch_slices(v["piece_slice"], f"{N} % {geo.tn} / {c}", (v["bi"] or "").upper())
-        cut = "every {0}th group of 8 rows".format(geo.sm) if v["piece_rows"] else f"a piece of {K}"
+        cut = " and ".join([f"1/{geo.sm} of its groups of 8 rows"] * (v["groups"] == geo.sm)
+                           + [f"one of its {v['groups']} groups of 8 rows"] * (1 < v["groups"] < geo.sm)
+                           + [f"a piece of {v['kpiece']} of {K}"] * (v["pieces"] > 1))
         lines += [f"# w by switch: each block of {wn} moves from HBM once, spread over the {geo.sm} slices that "
                   f"share it ({cut}",
                   f"# each; WSlice puts the piece where Slice has {M}); the Switch Engine broadcasts the pieces "
@@ -205,11 +206,10 @@ def _gemm_blocks(v: dict[str, Any]) -> list[str]:
 
 def _switch_w_block(v: dict[str, Any]) -> list[str]:
     """A `w by switch` block of w: moved from HBM once, each of the slices sharing it holding
-    one piece (WSlice): every `sm`-th group of 8 rows with their whole `k`, or the block's
-    rows with a piece of `k`."""
-    wn, N, K, c, sm = v["wn"], v["N"], v["K"], v["c"], v["geo"].sm
-    held = ", ".join(x for x in (f"{N} % 8", v["piece"]) if x) + f", {K}" if v["piece_rows"] else \
-        f"{N} % {c}, {v['piece']}"
+    one piece (WSlice): its groups of 8 rows, with their `k` or a piece of it."""
+    wn, N, K, g, sm = v["wn"], v["N"], v["K"], v["g"], v["geo"].sm
+    held = ", ".join([f"{N} % 8"] + [f"{N} / {8 * v['groups']} % {g // v['groups']}"] * (g > v["groups"])
+                     + [f"{K} % {v['kpiece']}" if v["pieces"] > 1 else K])
     return [f"        # row block j of {wn} ({v['tn']} rows) moved once: each of the {sm} slices sharing a block "
             "holds one piece",
             f'        rows = {wn}.view(){chain(v["widx"], v["batch"] + v["j_step"])}',
@@ -218,14 +218,12 @@ def _switch_w_block(v: dict[str, Any]) -> list[str]:
 
 def _switch_fetch(v: dict[str, Any]) -> list[str]:
     """The fetch and switch of a `w by switch` TRF load: each slice fetches its piece, the
-    Switch Engine moves the piece's slice factor into the innermost Time (BROADCAST1 over the
+    Switch Engine moves the piece's slice factors into the innermost Time (BROADCAST1 over the
     `sm` slices side by side on the ring), so every slice streams the whole block."""
-    T, g, K, sm = v["T"], v["g"], v["K"], v["geo"].sm
-    if v["piece_rows"]:
-        fetched = ", ".join(x for x in (f"{T} % 8", v["piece"]) if x)
-        packet, after = K, f"{T} % 8, {T} / 8 % {g}"
-    else:
-        fetched, packet, after = f"{T} % 8, {T} / 8 % {g}", v["piece"], f"{T} % 8, {T} / 8 % {g}, {v['piece_slice']}"
+    T, g, K, sm, groups = v["T"], v["g"], v["K"], v["geo"].sm, v["groups"]
+    fetched = ", ".join([f"{T} % 8"] + [f"{T} / {8 * groups} % {g // groups}"] * (g > groups))
+    packet = f"{K} % {v['kpiece']}" if v["pieces"] > 1 else K
+    after = f"{T} % 8, {T} / 8 % {g}" + (f", {K} / {v['kpiece']}" if v["pieces"] > 1 else "")
     return [f'                .fetch(m("{fetched}"), m("{packet}"))',
             f"                # the {sm} pieces go around their sub-ring of {sm} slices into each of them",
             f'                .switch(Slice, m("{after}"), SwitchConfig.BROADCAST1(slice1={sm}, slice0=1))']

@@ -143,22 +143,27 @@ def switch_ok(g: Geometry, k: int, elem: int, const: Constants | None = None) ->
     """Whether the stationary `w` of geometry `g` may be spread over its `sm` slices and
     broadcast by the Switch Engine: `k` whole on a slice (a split `k`'s chunks take the
     innermost slice factor the broadcast needs), more than one slice along m, and the block
-    cut into `sm` pieces: by its groups of 8 rows (`switch_piece` "rows": whole rows, the
-    DMA's packets stay whole rows of `k`) or else by `k`, in whole 32-byte flits (the
-    switch moves 8-byte words, SWITCH-18; collect cuts the pieces into flits)."""
+    cut into `sm` pieces (`switch_piece`)."""
     return g.sk == 1 and g.tb == 1 and g.sm > 1 and switch_piece(g, k, elem, const) is not None
 
 
-def switch_piece(g: Geometry, k: int, elem: int, const: Constants | None = None) -> str | None:
-    """How a `switch` block of w is cut over its `sm` slices: "rows" (each slice holds every
-    `sm`-th group of 8 rows, when the block has a multiple of `sm` groups), "k" (each slice a
-    piece of `k` of whole flits), or None."""
+def switch_piece(g: Geometry, k: int, elem: int, const: Constants | None = None) -> tuple[int, int] | None:
+    """How a `switch` block of w (`c` rows, `k` whole) is cut over its `sm` slices, as
+    (groups, pieces): the block's `c / 8` groups of 8 rows (one per lane) go to `groups`
+    slices, each slice holding every `groups`-th group, and `k` to `pieces` slices, each
+    holding a piece of `k / pieces` (`groups * pieces == sm`). The rows are cut first (the
+    DMA's packets stay whole rows of `k`), `k` only when the block has fewer groups than
+    slices; a piece of `k` is whole 32-byte flits (the switch moves 8-byte words,
+    SWITCH-18, and collect cuts the pieces into flits). None: no cut fits."""
     const = const or _constants()
-    if (g.c // 8) % g.sm == 0:
-        return "rows"
-    if k % g.sm == 0 and (k // g.sm) * elem % const.FLIT_BYTES == 0:
-        return "k"
-    return None
+    rows = g.c // 8
+    groups = g.sm if rows % g.sm == 0 else rows if g.sm % rows == 0 else 0
+    if not groups:
+        return None
+    pieces = g.sm // groups
+    if k % pieces or (k // pieces) * elem % const.FLIT_BYTES:
+        return None
+    return groups, pieces
 
 
 def pad_ok(spec: Any) -> bool:

@@ -17,7 +17,7 @@ import npu_opt
 from backends.npu import compile_kernel
 from npu_opt.synth import contraction
 from npu_opt.synth.space import build, points, source
-from npu_opt.synth.tiling import geometry, switch_ok
+from npu_opt.synth.tiling import geometry, switch_ok, switch_piece
 from tu_ops.target import get_target
 from visa.schedule import builtin_rates
 from visa.schedule.bounds import work
@@ -25,8 +25,8 @@ from visa.schedule.bounds import work
 GEMM = "out[m,n] = a[m,k] * w[n,k]"
 BATCHED = "out[b,m,n] = a[b,m,k] * w[b,n,k]"
 
-# (einsum, dtype, sizes, placement, extra levers): rows cut into groups of 8 (the block has a
-# multiple of `sm` of them) or k cut into pieces; a result padded along n; batch elements side by side;
+# (einsum, dtype, sizes, placement, extra levers): the block's groups of 8 rows cut over the slices
+# (it has a multiple of `sm` of them), or k cut into pieces, or both (16 groups, 4 pieces of k); a result padded along n; batch elements side by side;
 # a bias and ReLU; bf16 sums rounded to bf16
 CASES = [
     (GEMM, "bf16:f32", dict(m=128, n=96, k=64), "4x1 of 32x128, on 1/64 of the slices, w by switch", {}),
@@ -34,6 +34,7 @@ CASES = [
      "2x8 of 32x8, 4 batch elements side by side, on 1/4 of the slices, w by switch", {}),
     (GEMM, "bf16:bf16", dict(m=128, n=128, k=256), "8x8 of 16x16, on 1/4 of the slices, w by switch", {}),
     (GEMM, "i8:i32", dict(m=512, n=256, k=64), "2x32 of 256x8, on 1/4 of the slices, w by switch", {}),
+    (GEMM, "i8:i32", dict(m=512, n=256, k=128), "64x2 of 8x128, on 1/2 of the slices, w by switch", {}),
     ("out[m,n] = relu(a[m,k] * w[n,k] + c[n])", "i8:i32", dict(m=256, n=256, k=128),
      "4x16 of 64x16, on 1/4 of the slices, w by switch", {}),
 ]
@@ -105,8 +106,9 @@ def test_the_switch_moves_each_block_of_w_once():
 def test_which_placements_may_switch():
     """Only w's blocks shared by more than one slice along m, with k whole on a slice, cut in
     whole groups of 8 rows or whole flits of k; `trf="a"` is not offered with the switch."""
-    assert switch_ok(geometry("8x8 of 64x64"), 512, 1)                 # 8 groups of 8 rows over 8 slices
-    assert switch_ok(geometry("2x8 of 32x8"), 64, 1)                   # one group: k in 2 pieces of 32 bytes
+    assert switch_piece(geometry("8x8 of 64x64"), 512, 1) == (8, 1)     # 8 groups of 8 rows over 8 slices
+    assert switch_piece(geometry("2x8 of 32x8"), 64, 1) == (1, 2)       # one group: k in 2 pieces of 32 bytes
+    assert switch_piece(geometry("64x4 of 8x128"), 512, 1) == (16, 4)   # 16 groups, then k in 4 pieces
     assert not switch_ok(geometry("16x16 of 32x32"), 64, 1)            # 4 groups, 4-byte pieces of k
     assert not switch_ok(geometry("1x16 of 32x32"), 512, 1)            # no slice shares w's block
     assert not switch_ok(geometry("16x2 of 8x128, k over 8 slices"), 4096, 1)
