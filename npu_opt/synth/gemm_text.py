@@ -358,8 +358,11 @@ def tile_loops(v: dict[str, Any]) -> list[str]:
     a Python int) cannot index."""
     mt, nt, order, reuse, s_dm, t_dm = v["mt"], v["nt"], v["order"], v["reuse"], v["s_dm"], v["t_dm"]
     if mt * nt == 1:
-        return ["    # one tile: load both operands once and contract",
-                f"    a_dm, w_dm = a_block(0), w_block(0)",
+        first, then = ("w", "a") if t_dm == "w_dm" else ("a", "w")
+        return ["    # one tile: load both operands once (the stationary one first: its TRF load runs while the other",
+                "    # moves) and contract",
+                f"    {first}_dm = {first}_block(0)",
+                f"    {then}_dm = {then}_block(0)",
                 f"    tile({s_dm}, stationary({t_dm}), 0, 0)"]
     outer_n, inner_n = (mt, nt) if order == "ij" else (nt, mt)
     o_name, i_name = ("i", "j") if order == "ij" else ("j", "i")
