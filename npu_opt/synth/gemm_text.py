@@ -13,8 +13,8 @@ from ir.dtypes import DType
 from npu_opt.synth import epilogue, target
 from npu_opt.synth.tiling import geometry, switch_piece
 
-__all__ = ["chain", "contraction_chain", "gemm_names", "gemm_roles", "gemm_source", "header", "hbm_axes", "kept",
-           "loop_header", "tile_loops", "time_block_loads", "time_block_tile"]
+__all__ = ["chain", "contraction_chain", "device_transpose", "gemm_names", "gemm_roles", "gemm_source", "header",
+           "hbm_axes", "kept", "loop_header", "tile_loops", "time_block_loads", "time_block_tile"]
 
 
 def kept(spec: Any) -> tuple[str, ...]:
@@ -55,7 +55,12 @@ def host_views(spec: Any) -> list[str]:
         row = next(i for i in spec.result[1] if i not in spec.sizes)
         lines.append(f"Host-side view: {' and '.join(spec.merged)} are merged into one row index {row} "
                      f"({row.upper()}={spec.padded[row]}); pad reshapes, unpad splits them again.")
-    for name in spec.transposed:
+    for name in spec.device_transposed:
+        given = dict(spec.given[1:])[name]
+        lines.append(f"Device-side transpose: {name}[{','.join(given)}] is read as stored, the contracted index "
+                     "first; the Transpose Engine turns each slice's block into rows of "
+                     f"{name}[{','.join(dict(spec.operands)[name])}] (the kernel reads it k-innermost).")
+    for name in (n for n in spec.transposed if n not in spec.device_transposed):
         given = dict(spec.given[1:])[name]
         lines.append(f"Host-side transpose: {name}[{','.join(given)}] is stored with the contracted index first; "
                      f"pad transposes it to {name}[{','.join(dict(spec.operands)[name])}] on the host "
@@ -134,8 +139,8 @@ def _gemm_mapping(v: dict[str, Any]) -> list[str]:
     spec, p, geo = v["spec"], v["p"], v["geo"]
     an, wn, (rn, ridx) = v["an"], v["wn"], spec.result
     M, N, K, r, c = v["M"], v["N"], v["K"], v["r"], v["c"]
-    params = {an: f'{an}: HbmTensor[{v["din"]}, Chip, m("{hbm_axes(an, v["aidx"])}")]',
-              wn: f'{wn}: HbmTensor[{v["din"]}, Chip, m("{hbm_axes(wn, v["widx"])}")]'}
+    params = {an: f'{an}: HbmTensor[{v["din"]}, Chip, m("{hbm_axes(an, spec.stored(an))}")]',
+              wn: f'{wn}: HbmTensor[{v["din"]}, Chip, m("{hbm_axes(wn, spec.stored(wn))}")]'}
     clusters = target.cluster_line(spec) if geo.clusters == 1 else [f'Cluster = m("{geo.cluster_map(M)}")']
     lines = [*target.chip_line(spec), *clusters, *geo.notes(K, v["Kl"])]
     lines += [f"# placement={p['placement']!r}: each slice computes {r} x {c} results; {geo.sm} x {geo.sn} "
@@ -181,13 +186,16 @@ def _gemm_blocks(v: dict[str, Any]) -> list[str]:
         chunk = [(v["spec"].contracted, tb, v["size"][v["spec"].contracted] // tb, "t")]
         return time_block_loads(v, chain(v["aidx"], v["batch"] + v["i_step"] + chunk),
                                 chain(v["widx"], v["batch"] + v["j_step"] + chunk))
+    spec = v["spec"]
     return [f"    def a_block(i):",
-            f"        # row block i of {an} ({v['tm']} rows), each slice's {r} rows into its DM",
-            f'        rows = {an}.view(){chain(v["aidx"], v["batch"] + v["i_step"])}',
-            f'        return rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{M} % {r}, {Kl}")])',
+            *(device_transpose(v, an, M, r, "i") if an in spec.device_transposed else
+              [f"        # row block i of {an} ({v['tm']} rows), each slice's {r} rows into its DM",
+               f'        rows = {an}.view(){chain(v["aidx"], v["batch"] + v["i_step"])}',
+               f'        return rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{M} % {r}, {Kl}")])']),
             "",
             f"    def w_block(j):",
-            *(_switch_w_block(v) if v["geo"].switch else
+            *(device_transpose(v, wn, N, c, "j") if wn in spec.device_transposed else
+              _switch_w_block(v) if v["geo"].switch else
               [f"        # row block j of {wn} ({v['tn']} rows), each slice's {c} rows into its DM",
                f'        rows = {wn}.view(){chain(v["widx"], v["batch"] + v["j_step"])}',
                f'        return rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{N} % {c}, {Kl}")])']),
@@ -202,6 +210,33 @@ def _gemm_blocks(v: dict[str, Any]) -> list[str]:
             f'                .collect(m("{T} % 8, {T} / 8 % {g}, {Kl} / {flit}"), m("{K} % {flit}"))',
             f'                .to_trf(m("{T} % 8"), m("{T} / 8 % {g}, {Kl}")))',
             ""]
+
+
+def device_transpose(v: dict[str, Any], name: str, X: str, rows: int, var: str) -> list[str]:
+    """The row block of operand `name` stored with `k` first (`b[k,n]`, read as stored: the
+    DMA moves each slice's `k` rows of its `rows` values), transposed by the Transpose Engine
+    into the kernel's layout, `rows` rows of `k` (`k` innermost, as the fetches read it):
+    each packet carries 16 (or 8) values of a `k` row, the engine turns 8 `i8` (4 `bf16`) rows
+    of `k` into one packet of each column, and commit writes them in place."""
+    spec, K, din, flit = v["spec"], v["K"], v["din"], v["flit"]
+    idx = spec.stored(name)
+    cols = 16 if rows % 16 == 0 else 8
+    krows = 8 // (DType(din).bits // 8)
+    step = v["i_step"] if var == "i" else v["j_step"]
+    packet = f"{X} % {cols}" + (f" # {flit}" if cols < flit else "")
+    groups = f"{X} % {rows} / {cols}, " if rows > cols else ""  # packets of `cols` values across the block
+    return [f"        # block {var} of {name} ({rows} of its {X.split()[0]} per slice) read as stored, {K} first: "
+            f"the Transpose Engine",
+            f"        # turns each slice's {K} x {rows} block into {rows} rows of {K} ({K} innermost, as the fetches "
+            "read it)",
+            f'        stored = {name}.view(){chain(idx, v["batch"] + step)}',
+            f'        held = stored.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{K}, {X} % {rows}")])',
+            "        return (ctx.main.begin(held.view())",
+            f'                .fetch(m("{groups}{K}"), m("{X} % {cols}"))',
+            f'                .collect(m("{groups}{K}"), m("{packet}"))',
+            f'                .transpose(m("{groups}{K} / {krows}, {X} % {cols}"), m("{K} % {krows} # {flit}"))',
+            f'                .commit_trim(m("{K} % {krows}"))',
+            f'                .commit(m("{X} % {rows}, {K}")))']
 
 
 def _switch_w_block(v: dict[str, Any]) -> list[str]:

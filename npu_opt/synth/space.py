@@ -71,7 +71,8 @@ def points(spec: Any) -> dict[str, list[Any]]:
     shapes = blocks(spec)
     (an, _), (wn, _) = gemm_roles(spec)
     elem = DType(spec.dtype_in).bits // 8
-    if needs_split(spec) and _split_ok(spec) and split_placements(spec, m, n):  # k splits (npu_opt/synth/tiling.py)
+    if needs_split(spec) and _split_ok(spec) and split_placements(spec, m, n) and not spec.device_transposed:
+        # k splits (npu_opt/synth/tiling.py); an operand transposed on the device keeps k whole
         whole = _with_switch(result_placements(m, n, slices, False, shapes), m, size[spec.contracted], elem) \
             if shapes else []
         return split_levers(spec, m, n, packets, wn, [g.label() for g in whole])
@@ -81,7 +82,7 @@ def points(spec: Any) -> dict[str, list[Any]]:
         for sb in (2 ** e for e in range(1, slices.bit_length())):
             if nb % sb == 0:
                 placements += [attrs.evolve(g, sb=sb) for g in result_placements(m, n, slices // sb, False, shapes)]
-    if shapes:
+    if shapes and not spec.device_transposed:  # a block transposed on the device is not spread for the switch
         placements = _with_switch(placements, m, size[spec.contracted], elem)
     tiles = max((m // g.tm) * (n // g.tn) for g in placements)
     levers: dict[str, list[Any]] = {"placement": [g.label() for g in placements], "trf": [wn, an],
@@ -206,7 +207,7 @@ def _inputs(spec: Any) -> Any:
 
 def _oracle(spec: Any) -> Any:
     letters = {i: chr(ord("a") + n) for n, i in enumerate(spec.padded)}
-    subs = ",".join("".join(letters[i] for i in idx) for _, idx in spec.operands)
+    subs = ",".join("".join(letters[i] for i in spec.stored(name)) for name, _ in spec.operands)
     expr = f"{subs}->{''.join(letters[i] for i in spec.result[1])}"
 
     def oracle(*arrays: np.ndarray) -> np.ndarray:
