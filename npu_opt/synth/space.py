@@ -42,7 +42,7 @@ from ir.dtypes import DType
 from npu_opt.synth import epilogue, target
 from npu_opt.synth.gemm_text import chain, gemm_roles, gemm_source, hbm_axes, header, kept, loop_header
 from npu_opt.synth.tiling import (blocks, needs_split, offered, pad_ok, result_placements, runs_in_full,
-                                  split_levers, split_placements, switch_ok)
+                                  split_levers, split_placements, switch_ok, switch_piece)
 from npu_opt.tune import Space
 
 __all__ = ["MODULE_NAMES", "build", "canonical", "points", "source", "space_of"]
@@ -93,11 +93,24 @@ def points(spec: Any) -> dict[str, list[Any]]:
 
 
 def _with_switch(placements: list[Any], m: int, k: int, elem: int) -> list[Any]:
-    """`placements`, then each one's `w by switch` twin (tiling.switch_ok): its slices along m
-    share one copy of w's block. Not a result padded along m inside the kernel: the switch's
-    copies land on the m factor of the TRF's Slice, which must be the streamed operand's
-    (SPACE-4), and a padded factor cannot take copies (SWITCH-11)."""
-    return placements + [attrs.evolve(g, switch=True) for g in placements if m % g.tm == 0 and switch_ok(g, k, elem)]
+    """`placements` with each one's `w by switch` twin (tiling.switch_ok): its slices along m
+    share one copy of w's block. A twin that cuts the block by whole rows replaces its
+    placement: in the model it moves fewer bytes in packets as long and its TRF load costs
+    the same (the switch's `ring_size x Time x flits` is the block's flits), so the copies
+    could not win and would only cost a compile; a twin that cuts `k` into pieces (shorter
+    DMA packets) is added beside it. Not a result padded along m inside the kernel: the
+    switch's copies land on the m factor of the TRF's Slice, which must be the streamed
+    operand's (SPACE-4), and a padded factor cannot take copies (SWITCH-11)."""
+    out, twins = [], []
+    for g in placements:
+        if m % g.tm or not switch_ok(g, k, elem):
+            out.append(g)
+        elif switch_piece(g, k, elem)[1] == 1:
+            out.append(attrs.evolve(g, switch=True))
+        else:
+            out.append(g)
+            twins.append(attrs.evolve(g, switch=True))
+    return out + twins
 
 
 def source(spec: Any, point: dict[str, Any]) -> str:
