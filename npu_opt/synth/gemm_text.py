@@ -11,9 +11,10 @@ from typing import Any
 
 from ir.dtypes import DType
 from npu_opt.synth import epilogue, target
-from npu_opt.synth.tiling import geometry, switch_piece
+from npu_opt.synth.onchip import device_transpose, switch_fetch, switch_names, switch_w_block
+from npu_opt.synth.tiling import geometry
 
-__all__ = ["chain", "contraction_chain", "device_transpose", "gemm_names", "gemm_roles", "gemm_source", "header",
+__all__ = ["chain", "contraction_chain", "gemm_names", "gemm_roles", "gemm_source", "header",
            "hbm_axes", "kept", "loop_header", "tile_loops", "time_block_loads", "time_block_tile"]
 
 
@@ -117,10 +118,7 @@ def gemm_names(spec: Any, p: dict[str, Any]) -> dict[str, Any]:
     v["steps"] = v["nb"] // geo.sb
     v["batch"] = ([] if geo.sb == v["nb"] else [(bi, v["steps"], None if geo.sb == 1 else geo.sb, "bb")]) if bi else []
     if geo.switch:  # how a `w by switch` block is cut over its slices: groups of 8 rows, then pieces of k
-        groups, pieces = switch_piece(geo, size[spec.contracted], DType(din).bits // 8)
-        T, g, kd = (N if stationary_w else M), c // 8, size[spec.contracted]
-        v["groups"], v["pieces"], v["kpiece"] = groups, pieces, kd // pieces
-        v["piece_slice"] = ", ".join([f"{T} / 8 % {groups}"] * (groups > 1) + [f"{K} / {kd // pieces}"] * (pieces > 1))
+        switch_names(v, size[spec.contracted], DType(din).bits // 8)
     return v
 
 
@@ -188,14 +186,16 @@ def _gemm_blocks(v: dict[str, Any]) -> list[str]:
                                 chain(v["widx"], v["batch"] + v["j_step"] + chunk))
     spec = v["spec"]
     return [f"    def a_block(i):",
-            *(device_transpose(v, an, M, r, "i") if an in spec.device_transposed else
+            *(device_transpose(v, an, M, r, "i", chain(spec.stored(an), v["batch"] + v["i_step"]))
+              if an in spec.device_transposed else
               [f"        # row block i of {an} ({v['tm']} rows), each slice's {r} rows into its DM",
                f'        rows = {an}.view(){chain(v["aidx"], v["batch"] + v["i_step"])}',
                f'        return rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{M} % {r}, {Kl}")])']),
             "",
             f"    def w_block(j):",
-            *(device_transpose(v, wn, N, c, "j") if wn in spec.device_transposed else
-              _switch_w_block(v) if v["geo"].switch else
+            *(device_transpose(v, wn, N, c, "j", chain(spec.stored(wn), v["batch"] + v["j_step"]))
+              if wn in spec.device_transposed else
+              switch_w_block(v, chain(v["widx"], v["batch"] + v["j_step"])) if v["geo"].switch else
               [f"        # row block j of {wn} ({v['tn']} rows), each slice's {c} rows into its DM",
                f'        rows = {wn}.view(){chain(v["widx"], v["batch"] + v["j_step"])}',
                f'        return rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{N} % {c}, {Kl}")])']),
@@ -205,63 +205,11 @@ def _gemm_blocks(v: dict[str, Any]) -> list[str]:
             f"the TRF, 8 lanes x {g} rows each,",
             f"        # in {flit}-element (32-byte) flits; the other operand streams past them",
             "        return (ctx.sub.begin(block.view())",
-            *(_switch_fetch(v) if v["geo"].switch else
+            *(switch_fetch(v) if v["geo"].switch else
               [f'                .fetch(m("{T} % 8, {T} / 8 % {g}"), m("{Kl}"))']),
             f'                .collect(m("{T} % 8, {T} / 8 % {g}, {Kl} / {flit}"), m("{K} % {flit}"))',
             f'                .to_trf(m("{T} % 8"), m("{T} / 8 % {g}, {Kl}")))',
             ""]
-
-
-def device_transpose(v: dict[str, Any], name: str, X: str, rows: int, var: str) -> list[str]:
-    """The row block of operand `name` stored with `k` first (`b[k,n]`, read as stored: the
-    DMA moves each slice's `k` rows of its `rows` values), transposed by the Transpose Engine
-    into the kernel's layout, `rows` rows of `k` (`k` innermost, as the fetches read it):
-    each packet carries 16 (or 8) values of a `k` row, the engine turns 8 `i8` (4 `bf16`) rows
-    of `k` into one packet of each column, and commit writes them in place."""
-    spec, K, din, flit = v["spec"], v["K"], v["din"], v["flit"]
-    idx = spec.stored(name)
-    cols = 16 if rows % 16 == 0 else 8
-    krows = 8 // (DType(din).bits // 8)
-    step = v["i_step"] if var == "i" else v["j_step"]
-    packet = f"{X} % {cols}" + (f" # {flit}" if cols < flit else "")
-    groups = f"{X} % {rows} / {cols}, " if rows > cols else ""  # packets of `cols` values across the block
-    return [f"        # block {var} of {name} ({rows} of its {X.split()[0]} per slice) read as stored, {K} first: "
-            f"the Transpose Engine",
-            f"        # turns each slice's {K} x {rows} block into {rows} rows of {K} ({K} innermost, as the fetches "
-            "read it)",
-            f'        stored = {name}.view(){chain(idx, v["batch"] + step)}',
-            f'        held = stored.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{K}, {X} % {rows}")])',
-            "        return (ctx.main.begin(held.view())",
-            f'                .fetch(m("{groups}{K}"), m("{X} % {cols}"))',
-            f'                .collect(m("{groups}{K}"), m("{packet}"))',
-            f'                .transpose(m("{groups}{K} / {krows}, {X} % {cols}"), m("{K} % {krows} # {flit}"))',
-            f'                .commit_trim(m("{K} % {krows}"))',
-            f'                .commit(m("{X} % {rows}, {K}")))']
-
-
-def _switch_w_block(v: dict[str, Any]) -> list[str]:
-    """A `w by switch` block of w: moved from HBM once, each of the slices sharing it holding
-    one piece (WSlice): its groups of 8 rows, with their `k` or a piece of it."""
-    wn, N, K, g, sm = v["wn"], v["N"], v["K"], v["g"], v["geo"].sm
-    held = ", ".join([f"{N} % 8"] + [f"{N} / {8 * v['groups']} % {g // v['groups']}"] * (g > v["groups"])
-                     + [f"{K} % {v['kpiece']}" if v["pieces"] > 1 else K])
-    return [f"        # row block j of {wn} ({v['tn']} rows) moved once: each of the {sm} slices sharing a block "
-            "holds one piece",
-            f'        rows = {wn}.view(){chain(v["widx"], v["batch"] + v["j_step"])}',
-            f'        return rows.to_dm(ctx.tdma, DmTensor[{v["din"]}, Chip, Cluster, WSlice, m("{held}")])']
-
-
-def _switch_fetch(v: dict[str, Any]) -> list[str]:
-    """The fetch and switch of a `w by switch` TRF load: each slice fetches its piece, the
-    Switch Engine moves the piece's slice factors into the innermost Time (BROADCAST1 over the
-    `sm` slices side by side on the ring), so every slice streams the whole block."""
-    T, g, K, sm, groups = v["T"], v["g"], v["K"], v["geo"].sm, v["groups"]
-    fetched = ", ".join([f"{T} % 8"] + [f"{T} / {8 * groups} % {g // groups}"] * (g > groups))
-    packet = f"{K} % {v['kpiece']}" if v["pieces"] > 1 else K
-    after = f"{T} % 8, {T} / 8 % {g}" + (f", {K} / {v['kpiece']}" if v["pieces"] > 1 else "")
-    return [f'                .fetch(m("{fetched}"), m("{packet}"))',
-            f"                # the {sm} pieces go around their sub-ring of {sm} slices into each of them",
-            f'                .switch(Slice, m("{after}"), SwitchConfig.BROADCAST1(slice1={sm}, slice0=1))']
 
 
 def _gemm_tile(v: dict[str, Any]) -> list[str]:

@@ -41,8 +41,9 @@ import numpy as np
 from ir.dtypes import DType
 from npu_opt.synth import epilogue, target
 from npu_opt.synth.gemm_text import chain, gemm_roles, gemm_source, hbm_axes, header, kept, loop_header
+from npu_opt.synth.onchip import switch_ok, switch_piece
 from npu_opt.synth.tiling import (blocks, needs_split, offered, pad_ok, result_placements, runs_in_full,
-                                  split_levers, split_placements, switch_ok, switch_piece)
+                                  split_levers, split_placements)
 from npu_opt.tune import Space
 
 __all__ = ["MODULE_NAMES", "build", "canonical", "points", "source", "space_of"]

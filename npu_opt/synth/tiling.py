@@ -33,8 +33,7 @@ from ir.dtypes import DType
 from tu_ops.target import Constants, rngd
 
 __all__ = ["CHECK_MACS", "UNROLLED_TILES", "Geometry", "blocks", "geometry", "needs_split", "offered", "pad_ok",
-           "proxy_sizes", "result_placements", "runs_in_full", "slice_counts", "split_levers", "split_placements",
-           "switch_ok", "switch_piece"]
+           "proxy_sizes", "result_placements", "runs_in_full", "slice_counts", "split_levers", "split_placements"]
 
 BLOCKS = ((32, 32), (8, 128))  # a slice's rows x columns of the result
 # A space whose contraction multiplies more than this many products is too slow to run on
@@ -137,33 +136,6 @@ def geometry(placement: str) -> Geometry:
     sm, sn, r, c = (int(match.group(i)) for i in range(1, 5))
     return Geometry(r, c, sm, sn, int(match.group(5) or 1), int(match.group(7) or 1), int(match.group(6) or 1),
                     int(match.group(9) or 1), int(match.group(8) or 1), match.group(10) is not None)
-
-
-def switch_ok(g: Geometry, k: int, elem: int, const: Constants | None = None) -> bool:
-    """Whether the stationary `w` of geometry `g` may be spread over its `sm` slices and
-    broadcast by the Switch Engine: `k` whole on a slice (a split `k`'s chunks take the
-    innermost slice factor the broadcast needs), more than one slice along m, and the block
-    cut into `sm` pieces (`switch_piece`)."""
-    return g.sk == 1 and g.tb == 1 and g.sm > 1 and switch_piece(g, k, elem, const) is not None
-
-
-def switch_piece(g: Geometry, k: int, elem: int, const: Constants | None = None) -> tuple[int, int] | None:
-    """How a `switch` block of w (`c` rows, `k` whole) is cut over its `sm` slices, as
-    (groups, pieces): the block's `c / 8` groups of 8 rows (one per lane) go to `groups`
-    slices, each slice holding every `groups`-th group, and `k` to `pieces` slices, each
-    holding a piece of `k / pieces` (`groups * pieces == sm`). The rows are cut first (the
-    DMA's packets stay whole rows of `k`), `k` only when the block has fewer groups than
-    slices; a piece of `k` is whole 32-byte flits (the switch moves 8-byte words,
-    SWITCH-18, and collect cuts the pieces into flits). None: no cut fits."""
-    const = const or _constants()
-    rows = g.c // 8
-    groups = g.sm if rows % g.sm == 0 else rows if g.sm % rows == 0 else 0
-    if not groups:
-        return None
-    pieces = g.sm // groups
-    if k % pieces or (k // pieces) * elem % const.FLIT_BYTES:
-        return None
-    return groups, pieces
 
 
 def pad_ok(spec: Any) -> bool:

@@ -1,4 +1,4 @@
-"""`--transpose device` (npu_opt/synth/gemm_text.py `device_transpose`): an operand stored with
+"""`--transpose device` (npu_opt/synth/onchip.py `device_transpose`): an operand stored with
 the contracted index first, numpy's `b[k,n]` of `out[m,n] = a[m,k] * b[k,n]`, is read as stored
 (the host array is the user's, not a transposed copy) and each slice's block is turned into
 rows of `k` by the Transpose Engine before the TRF load or the stream. Each kernel equals an

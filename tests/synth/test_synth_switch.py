@@ -1,5 +1,4 @@
-"""The `w by switch` placements of `npu-opt synth` (npu_opt/synth/tiling.py `switch_ok`,
-gemm_text.py): a block of the stationary operand moves from HBM once, spread over the slices
+"""The `w by switch` placements of `npu-opt synth` (npu_opt/synth/onchip.py): a block of the stationary operand moves from HBM once, spread over the slices
 of the tile that share it, and the Switch Engine broadcasts it into each slice's TRF
 (BROADCAST1 over the m factor, innermost on the ring), instead of one DMA copy per slice.
 
@@ -17,7 +16,8 @@ import npu_opt
 from backends.npu import compile_kernel
 from npu_opt.synth import contraction
 from npu_opt.synth.space import build, points, source
-from npu_opt.synth.tiling import geometry, switch_ok, switch_piece
+from npu_opt.synth.onchip import switch_ok, switch_piece
+from npu_opt.synth.tiling import geometry
 from tu_ops.target import get_target
 from visa.schedule import builtin_rates
 from visa.schedule.bounds import work
