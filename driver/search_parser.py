@@ -70,6 +70,10 @@ def add_synth(sub) -> None:
     sy.add_argument("--split", default=None, metavar="INDEX",
                     help="on a target of several chips (--target rngd-2chip), the result index split over "
                          "them (default: the batch index, else the result's first)")
+    sy.add_argument("--transpose", default="host", metavar="WHERE",
+                    help="an operand stored with the contracted index first (b[k,n]): transposed on the host by "
+                         "Contraction.pad (default) or read as stored and transposed on the device by the "
+                         "Transpose Engine")
     sy.add_argument("--seed", type=int, default=0, help="seed of the check's inputs")
 
 

@@ -73,7 +73,8 @@ def space_file(spec: Contraction, out_dir: Path, target: str = "rngd") -> Path:
 def _placement(spec: Contraction) -> str:
     """The `contraction(...)` arguments of a pe or chip count other than the default's."""
     return (f", pe={spec.pe}" if spec.pe != 8 else "") + \
-        (f", chips={spec.chips}, split={spec.split!r}" if spec.chips > 1 else "")
+        (f", chips={spec.chips}, split={spec.split!r}" if spec.chips > 1 else "") + \
+        (f", transpose={spec.transpose!r}" if spec.transpose != "host" else "")
 
 
 def synthesize(spec: Contraction, out_dir: str | Path, *, target: str = "rngd", jobs: int = 1,
@@ -171,7 +172,7 @@ def report(spec: Contraction, result: TuneResult, roof: Roofline | None = None) 
             one["efficiency"] = None if e is None else round(e, 4)
     data["contraction"] = {"text": spec.text, "form": spec.form, "dtype": f"{spec.dtype_in}:{spec.dtype_out}",
                            "sizes": spec.sizes, "padded": spec.padded, "pe": spec.pe, "chips": spec.chips,
-                           "split": spec.split}
+                           "split": spec.split, "transpose": spec.transpose}
     data["levers"] = points(spec)
     data["refused_by_rule"] = refusals(result)
     data["source"] = f"{spec.name}.py" if result.winner is not None else None

@@ -49,7 +49,7 @@ def synth_command(args: Any) -> int:
             raise NpuOptError(f"--seed takes a non-negative integer, not {args.seed}", code="USAGE")
         chips = max(get_target(args.target).chips)
         spec = contraction(args.einsum, dtype=args.dtype, sizes=parse_sizes(args.sizes), name=args.name,
-                           pe=args.pe, chips=chips, split=args.split)
+                           pe=args.pe, chips=chips, split=args.split, transpose=args.transpose)
         space = spec.space()
         count = len(space.points())
         print(f"synthesizing {spec.name}: {count} candidate(s) ("

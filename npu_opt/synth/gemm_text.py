@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ir.dtypes import DType
 from npu_opt.synth import epilogue, target
+from npu_opt.synth.onchip import device_transpose, switch_fetch, switch_names, switch_w_block
 from npu_opt.synth.tiling import geometry
 
-__all__ = ["chain", "contraction_chain", "gemm_names", "gemm_roles", "gemm_source", "header", "hbm_axes", "kept",
-           "loop_header", "tile_loops", "time_block_loads", "time_block_tile"]
+__all__ = ["chain", "contraction_chain", "gemm_names", "gemm_roles", "gemm_source", "header",
+           "hbm_axes", "kept", "loop_header", "tile_loops", "time_block_loads", "time_block_tile"]
 
 
 def kept(spec: Any) -> tuple[str, ...]:
@@ -54,7 +56,12 @@ def host_views(spec: Any) -> list[str]:
         row = next(i for i in spec.result[1] if i not in spec.sizes)
         lines.append(f"Host-side view: {' and '.join(spec.merged)} are merged into one row index {row} "
                      f"({row.upper()}={spec.padded[row]}); pad reshapes, unpad splits them again.")
-    for name in spec.transposed:
+    for name in spec.device_transposed:
+        given = dict(spec.given[1:])[name]
+        lines.append(f"Device-side transpose: {name}[{','.join(given)}] is read as stored, the contracted index "
+                     "first; the Transpose Engine turns each slice's block into rows of "
+                     f"{name}[{','.join(dict(spec.operands)[name])}] (the kernel reads it k-innermost).")
+    for name in (n for n in spec.transposed if n not in spec.device_transposed):
         given = dict(spec.given[1:])[name]
         lines.append(f"Host-side transpose: {name}[{','.join(given)}] is stored with the contracted index first; "
                      f"pad transposes it to {name}[{','.join(dict(spec.operands)[name])}] on the host "
@@ -94,7 +101,8 @@ def gemm_names(spec: Any, p: dict[str, Any]) -> dict[str, Any]:
              mt=max(1, size[mi] // tm), nt=max(1, size[ni] // tn), din=din, dout=dout,
              flit=32 if din == "i8" else 16,  # elements of one 32-byte flit
              packet=p["packet"], order=p.get("order", "ij"), reuse=p.get("reuse", "outer"),
-             stationary_w=stationary_w, Kl=geo.k_local(K, size[spec.contracted]))
+             stationary_w=stationary_w, Kl=geo.k_local(K, size[spec.contracted]),
+             groups=1, pieces=1, kpiece=0)
     # a result smaller than the tile is padded to it inside the kernel (`M # 128`): one tile,
     # the padding computed and never stored
     for x, n_, t_, var in (("M", size[mi], tm, "i"), ("N", size[ni], tn, "j")):
@@ -109,6 +117,8 @@ def gemm_names(spec: Any, p: dict[str, Any]) -> dict[str, Any]:
     # the batch: elements side by side on `sb` slices each step, the steps one after another
     v["steps"] = v["nb"] // geo.sb
     v["batch"] = ([] if geo.sb == v["nb"] else [(bi, v["steps"], None if geo.sb == 1 else geo.sb, "bb")]) if bi else []
+    if geo.switch:  # how a `w by switch` block is cut over its slices: groups of 8 rows, then pieces of k
+        switch_names(v, size[spec.contracted], DType(din).bits // 8)
     return v
 
 
@@ -127,8 +137,8 @@ def _gemm_mapping(v: dict[str, Any]) -> list[str]:
     spec, p, geo = v["spec"], v["p"], v["geo"]
     an, wn, (rn, ridx) = v["an"], v["wn"], spec.result
     M, N, K, r, c = v["M"], v["N"], v["K"], v["r"], v["c"]
-    params = {an: f'{an}: HbmTensor[{v["din"]}, Chip, m("{hbm_axes(an, v["aidx"])}")]',
-              wn: f'{wn}: HbmTensor[{v["din"]}, Chip, m("{hbm_axes(wn, v["widx"])}")]'}
+    params = {an: f'{an}: HbmTensor[{v["din"]}, Chip, m("{hbm_axes(an, spec.stored(an))}")]',
+              wn: f'{wn}: HbmTensor[{v["din"]}, Chip, m("{hbm_axes(wn, spec.stored(wn))}")]'}
     clusters = target.cluster_line(spec) if geo.clusters == 1 else [f'Cluster = m("{geo.cluster_map(M)}")']
     lines = [*target.chip_line(spec), *clusters, *geo.notes(K, v["Kl"])]
     lines += [f"# placement={p['placement']!r}: each slice computes {r} x {c} results; {geo.sm} x {geo.sn} "
@@ -143,7 +153,19 @@ def _gemm_mapping(v: dict[str, Any]) -> list[str]:
     if geo.sb > 1:
         lines.append(f"# {geo.sb} batch elements side by side: {geo.sb} elements of {v['bi'].upper()} at once, "
                      f"each on its own {geo.sm} x {geo.sn} slices")
-    lines += [f'Slice = m("{geo.slice_map(M, N, K, v["size"][spec.contracted], (v["bi"] or "").upper())}")',
+    lines += [f'Slice = m("{geo.slice_map(M, N, K, v["size"][spec.contracted], (v["bi"] or "").upper())}")']
+    if geo.switch:
+        wslice = geo.switch_slices(v["piece_slice"], f"{N} % {geo.tn} / {c}", (v["bi"] or "").upper())
+        cut = " and ".join([f"1/{geo.sm} of its groups of 8 rows"] * (v["groups"] == geo.sm)
+                           + [f"one of its {v['groups']} groups of 8 rows"] * (1 < v["groups"] < geo.sm)
+                           + [f"a piece of {v['kpiece']} of {K}"] * (v["pieces"] > 1))
+        lines += [f"# w by switch: each block of {wn} moves from HBM once, spread over the {geo.sm} slices that "
+                  f"share it ({cut}",
+                  f"# each; WSlice puts the piece where Slice has {M}); the Switch Engine broadcasts the pieces "
+                  "around their",
+                  f"# sub-ring of {geo.sm} slices into each of them, instead of one DMA copy per slice",
+                  f'WSlice = m("{wslice}")']
+    lines += [
               "",
               "",
               target.decorator(spec),
@@ -162,22 +184,29 @@ def _gemm_blocks(v: dict[str, Any]) -> list[str]:
         chunk = [(v["spec"].contracted, tb, v["size"][v["spec"].contracted] // tb, "t")]
         return time_block_loads(v, chain(v["aidx"], v["batch"] + v["i_step"] + chunk),
                                 chain(v["widx"], v["batch"] + v["j_step"] + chunk))
+    spec = v["spec"]
     return [f"    def a_block(i):",
-            f"        # row block i of {an} ({v['tm']} rows), each slice's {r} rows into its DM",
-            f'        rows = {an}.view(){chain(v["aidx"], v["batch"] + v["i_step"])}',
-            f'        return rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{M} % {r}, {Kl}")])',
+            *(device_transpose(v, an, M, r, "i", chain(spec.stored(an), v["batch"] + v["i_step"]))
+              if an in spec.device_transposed else
+              [f"        # row block i of {an} ({v['tm']} rows), each slice's {r} rows into its DM",
+               f'        rows = {an}.view(){chain(v["aidx"], v["batch"] + v["i_step"])}',
+               f'        return rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{M} % {r}, {Kl}")])']),
             "",
             f"    def w_block(j):",
-            f"        # row block j of {wn} ({v['tn']} rows), each slice's {c} rows into its DM",
-            f'        rows = {wn}.view(){chain(v["widx"], v["batch"] + v["j_step"])}',
-            f'        return rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{N} % {c}, {Kl}")])',
+            *(device_transpose(v, wn, N, c, "j", chain(spec.stored(wn), v["batch"] + v["j_step"]))
+              if wn in spec.device_transposed else
+              switch_w_block(v, chain(v["widx"], v["batch"] + v["j_step"])) if v["geo"].switch else
+              [f"        # row block j of {wn} ({v['tn']} rows), each slice's {c} rows into its DM",
+               f'        rows = {wn}.view(){chain(v["widx"], v["batch"] + v["j_step"])}',
+               f'        return rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{N} % {c}, {Kl}")])']),
             "",
             "    def stationary(block):",
             f"        # trf={v['p']['trf']!r}: {v['wn'] if v['stationary_w'] else v['an']}'s {v['rt']} rows per slice go to "
             f"the TRF, 8 lanes x {g} rows each,",
             f"        # in {flit}-element (32-byte) flits; the other operand streams past them",
             "        return (ctx.sub.begin(block.view())",
-            f'                .fetch(m("{T} % 8, {T} / 8 % {g}"), m("{Kl}"))',
+            *(switch_fetch(v) if v["geo"].switch else
+              [f'                .fetch(m("{T} % 8, {T} / 8 % {g}"), m("{Kl}"))']),
             f'                .collect(m("{T} % 8, {T} / 8 % {g}, {Kl} / {flit}"), m("{K} % {flit}"))',
             f'                .to_trf(m("{T} % 8"), m("{T} / 8 % {g}, {Kl}")))',
             ""]
@@ -312,8 +341,11 @@ def tile_loops(v: dict[str, Any]) -> list[str]:
     a Python int) cannot index."""
     mt, nt, order, reuse, s_dm, t_dm = v["mt"], v["nt"], v["order"], v["reuse"], v["s_dm"], v["t_dm"]
     if mt * nt == 1:
-        return ["    # one tile: load both operands once and contract",
-                f"    a_dm, w_dm = a_block(0), w_block(0)",
+        first, then = ("w", "a") if t_dm == "w_dm" else ("a", "w")
+        return ["    # one tile: load both operands once (the stationary one first: its TRF load runs while the other",
+                "    # moves) and contract",
+                f"    {first}_dm = {first}_block(0)",
+                f"    {then}_dm = {then}_block(0)",
                 f"    tile({s_dm}, stationary({t_dm}), 0, 0)"]
     outer_n, inner_n = (mt, nt) if order == "ij" else (nt, mt)
     o_name, i_name = ("i", "j") if order == "ij" else ("j", "i")

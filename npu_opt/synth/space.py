@@ -11,6 +11,8 @@ tile of slices' blocks of results; larger outputs loop over tiles):
   when no tile of every slice does, each block's busiest grid and the result padded to one
   tile); a batched GEMM may also put batch elements side by side on slices
   (`, B batch elements side by side`);
+  `, w by switch` moves each block of the stationary `w` from HBM once, spread over the slices
+  that share it, and broadcasts it into their TRFs through the Switch Engine;
 - `trf`: which operand is stationary in the TRF (its rows become the 8 lanes), named as
   the einsum names it (`w` first, the operand carrying the result's second index);
 - `packet`: the contraction packet along K: 32 or 64 bytes (rule OUTER-3), 32/64 i8 or 16/32 bf16;
@@ -36,8 +38,10 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ir.dtypes import DType
 from npu_opt.synth import epilogue, gemv, target
 from npu_opt.synth.gemm_text import gemm_roles, gemm_source, kept
+from npu_opt.synth.onchip import switch_ok, switch_piece
 from npu_opt.synth.tiling import (blocks, needs_split, offered, pad_ok, result_placements, runs_in_full,
                                   split_levers, split_placements)
 from npu_opt.tune import Space
@@ -66,21 +70,47 @@ def points(spec: Any) -> dict[str, list[Any]]:
     m, n = (size[i] for i in kept(spec))
     shapes = blocks(spec)
     (an, _), (wn, _) = gemm_roles(spec)
-    if needs_split(spec) and _split_ok(spec) and split_placements(spec, m, n):  # k splits (npu_opt/synth/tiling.py)
-        whole = [g.label() for g in result_placements(m, n, slices, False, shapes)] if shapes else []
-        return split_levers(spec, m, n, packets, wn, whole)
+    elem = DType(spec.dtype_in).bits // 8
+    if needs_split(spec) and _split_ok(spec) and split_placements(spec, m, n) and not spec.device_transposed:
+        # k splits (npu_opt/synth/tiling.py); an operand transposed on the device keeps k whole
+        whole = _with_switch(result_placements(m, n, slices, False, shapes), m, size[spec.contracted], elem) \
+            if shapes else []
+        return split_levers(spec, m, n, packets, wn, [g.label() for g in whole])
     placements = result_placements(m, n, slices, pad_ok(spec), shapes)
     if spec.batch is not None:  # batch elements side by side on slices: each on a share of them
         nb = size[spec.batch]
         for sb in (2 ** e for e in range(1, slices.bit_length())):
             if nb % sb == 0:
                 placements += [attrs.evolve(g, sb=sb) for g in result_placements(m, n, slices // sb, False, shapes)]
+    if shapes and not spec.device_transposed:  # a block transposed on the device is not spread for the switch
+        placements = _with_switch(placements, m, size[spec.contracted], elem)
     tiles = max((m // g.tm) * (n // g.tn) for g in placements)
     levers: dict[str, list[Any]] = {"placement": [g.label() for g in placements], "trf": [wn, an],
                                     "packet": packets}
     if tiles > 1:
         levers |= {"order": ["ij", "ji"], "reuse": ["outer", "all", "none"]}
     return levers
+
+
+def _with_switch(placements: list[Any], m: int, k: int, elem: int) -> list[Any]:
+    """`placements` with each one's `w by switch` twin (tiling.switch_ok): its slices along m
+    share one copy of w's block. A twin that cuts the block by whole rows replaces its
+    placement: in the model it moves fewer bytes in packets as long and its TRF load costs
+    the same (the switch's `ring_size x Time x flits` is the block's flits), so the copies
+    could not win and would only cost a compile; a twin that cuts `k` into pieces (shorter
+    DMA packets) is added beside it. Not a result padded along m inside the kernel: the
+    switch's copies land on the m factor of the TRF's Slice, which must be the streamed
+    operand's (SPACE-4), and a padded factor cannot take copies (SWITCH-11)."""
+    out, twins = [], []
+    for g in placements:
+        if m % g.tm or not switch_ok(g, k, elem):
+            out.append(g)
+        elif switch_piece(g, k, elem)[1] == 1:
+            out.append(attrs.evolve(g, switch=True))
+        else:
+            out.append(g)
+            twins.append(attrs.evolve(g, switch=True))
+    return out + twins
 
 
 def source(spec: Any, point: dict[str, Any]) -> str:
@@ -118,7 +148,7 @@ def _inputs(spec: Any) -> Any:
 
 def _oracle(spec: Any) -> Any:
     letters = {i: chr(ord("a") + n) for n, i in enumerate(spec.padded)}
-    subs = ",".join("".join(letters[i] for i in idx) for _, idx in spec.operands)
+    subs = ",".join("".join(letters[i] for i in spec.stored(name)) for name, _ in spec.operands)
     expr = f"{subs}->{''.join(letters[i] for i in spec.result[1])}"
 
     def oracle(*arrays: np.ndarray) -> np.ndarray:

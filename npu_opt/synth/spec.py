@@ -111,6 +111,19 @@ class Contraction:
     merged: tuple[str, ...] = ()
     transposed: tuple[str, ...] = ()
     given: tuple[Access, ...] = ()
+    # where an operand stored transposed is transposed: "host" (by `pad`, a copy on the host) or
+    # "device" (the kernel reads it as stored and the Transpose Engine transposes it, docs/synth.md)
+    transpose: str = "host"
+
+    @property
+    def device_transposed(self) -> tuple[str, ...]:
+        """The operands the kernel reads as stored, k first, and transposes on the device."""
+        return self.transposed if self.transpose == "device" else ()
+
+    def stored(self, name: str) -> tuple[str, ...]:
+        """Operand `name`'s indices as the kernel's HBM tensor holds them: the user's order for an
+        operand transposed on the device, else the kernel's (k innermost)."""
+        return dict(self.given[1:])[name] if name in self.device_transposed else dict(self.operands)[name]
 
     @property
     def kernel_sizes(self) -> dict[str, int]:
@@ -160,12 +173,13 @@ class Contraction:
         on the host: the kernel reads the array in its own layout."""
         bias = [(self.epilogue.bias[0], (self.epilogue.bias[1],))] if self.epilogue and self.epilogue.bias else []
         arrays = tuple(self.kernel_layout(name, a) for (name, _), a in zip(self.operands, arrays)) + arrays[2:]
-        return tuple(self.host(a, idx) for (_, idx), a in zip([*self.operands, *bias], arrays))
+        tensors = [(name, self.stored(name)) for name, _ in self.operands] + bias
+        return tuple(self.host(a, idx) for (_, idx), a in zip(tensors, arrays))
 
     def kernel_layout(self, name: str, a: np.ndarray) -> np.ndarray:
         """The user's array of operand `name` in the kernel's layout: transposed when it is
         stored with the contracted index first, its merged indices reshaped into one."""
-        if name in self.transposed:
+        if name in self.transposed and name not in self.device_transposed:
             a = np.ascontiguousarray(np.moveaxis(a, 0, -1))
         if self.merged and a.ndim == 3:
             a = a.reshape(self.shape(dict(self.operands)[name], padded=False))
@@ -195,12 +209,20 @@ class Contraction:
 
 
 def contraction(text: str, dtype: str = "i8:i32", sizes: dict[str, int] | None = None,
-                name: str = "synth_kernel", *, pe: int = 8, chips: int = 1, split: str | None = None) -> Contraction:
+                name: str = "synth_kernel", *, pe: int = 8, chips: int = 1, split: str | None = None,
+                transpose: str = "host") -> Contraction:
     """Parse and check a contraction (the module docstring); USAGE for a spec npu-opt cannot build.
-    `pe`, `chips` and `split` say where the kernel runs (npu_opt/synth/target.py)."""
+    `pe`, `chips` and `split` say where the kernel runs (npu_opt/synth/target.py); `transpose`
+    where an operand stored with the contracted index first is transposed: "host" (`pad`) or
+    "device" (the kernel reads it as stored, the Transpose Engine transposes it)."""
     spec = _contraction(text, dtype, sizes, name)
     split = synth_target.check(pe, chips, split, spec)
-    return attrs.evolve(spec, pe=pe, chips=chips, split=split)
+    if transpose not in ("host", "device"):
+        raise _usage(f"--transpose takes host or device, not {transpose!r}")
+    if transpose == "device" and not spec.transposed:
+        raise _usage(f"--transpose device: no operand of {text!r} is stored with the contracted index first "
+                     "(as b[k,n] in out[m,n] = a[m,k] * b[k,n]); there is nothing to transpose")
+    return attrs.evolve(spec, pe=pe, chips=chips, split=split, transpose=transpose)
 
 
 def _check_names(text: str, name: str, accesses: list[Access], bias: Access | None) -> None:

@@ -140,7 +140,7 @@ def from_host(spec: Any, a: np.ndarray, idx: tuple[str, ...]) -> np.ndarray:
 def _indices(spec: Any) -> list[tuple[str, ...]]:
     """The kernel's arguments' indices: the operands, the bias if any, the result."""
     bias = [(spec.epilogue.bias[1],)] if spec.epilogue is not None and spec.epilogue.bias is not None else []
-    return [idx for _, idx in spec.operands] + bias + [spec.result[1]]
+    return [spec.stored(name) for name, _ in spec.operands] + bias + [spec.result[1]]
 
 
 def whole_oracle(spec: Any, oracle: Any) -> Any:

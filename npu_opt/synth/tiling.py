@@ -46,7 +46,8 @@ CHECK_MACS = 1 << 30
 UNROLLED_TILES = 16
 
 _PLACEMENT = re.compile(r"(\d+)x(\d+) of (\d+)x(\d+)(?:, k over (\d+) slices)?(?:, k in (\d+) time blocks)?"
-                        r"(?:, (2) clusters)?(?:, (\d+) batch elements side by side)?(?:, on 1/(\d+) of the slices)?$")
+                        r"(?:, (2) clusters)?(?:, (\d+) batch elements side by side)?(?:, on 1/(\d+) of the slices)?"
+                        r"(?:, (w) by switch)?$")
 
 
 @attrs.frozen
@@ -66,6 +67,7 @@ class Geometry:
     tb: int = 1
     idle: int = 1
     sb: int = 1
+    switch: bool = False
 
     @property
     def tm(self) -> int:
@@ -80,7 +82,7 @@ class Geometry:
     def label(self) -> str:
         extras = ((self.sk, f", k over {self.sk} slices"), (self.tb, f", k in {self.tb} time blocks"),
                   (self.clusters, f", {self.clusters} clusters"), (self.sb, f", {self.sb} batch elements side by side"),
-                  (self.idle, f", on 1/{self.idle} of the slices"))
+                  (self.idle, f", on 1/{self.idle} of the slices"), (1 + self.switch, ", w by switch"))
         return f"{self.sm}x{self.sn} of {self.r}x{self.c}" + "".join(text for n, text in extras if n > 1)
 
     def notes(self, K: str, k_local: str) -> list[str]:
@@ -104,13 +106,21 @@ class Geometry:
     def slice_map(self, M: str, N: str, K: str, kdim: int, B: str = "") -> str:
         """The DM tensors' Slice mapping: the batch (`B`, when it spans slices), m, n, then the k
         chunks innermost."""
-        parts = [f"{B} % {self.sb}"] * (self.sb > 1) + [f"{M} % {self.tm // self.clusters} / {self.r}",
-                                                         f"{N} % {self.tn} / {self.c}"]
+        rows, cols = f"{M} % {self.tm // self.clusters} / {self.r}", f"{N} % {self.tn} / {self.c}"
+        if self.switch:  # the slices sharing a block of w side by side on the ring: the m factor innermost
+            return self.switch_slices(rows, cols, B)
+        parts = [f"{B} % {self.sb}"] * (self.sb > 1) + [rows, cols]
         if self.sk > 1:
             parts.append(f"{K} / {kdim // self.sk}")
         if self.idle > 1:  # the slices the result leaves idle: padding after the busy ones
             parts.append(f"1 # {self.idle}")
         return ", ".join(parts)
+
+    def switch_slices(self, rows: str, cols: str, B: str = "") -> str:
+        """The Slice mapping of a `switch` geometry with `rows` as its innermost factor: the
+        batch, the idle slices' padding, the n factor, then `rows` (the m factor for the
+        result and `a`, the piece of `k` for `w`'s spread block)."""
+        return ", ".join([f"{B} % {self.sb}"] * (self.sb > 1) + [f"1 # {self.idle}"] * (self.idle > 1) + [cols, rows])
 
     def k_local(self, K: str, kdim: int) -> str:
         """The `k` a slice holds at once: all of it, or its chunk."""
@@ -128,7 +138,7 @@ def geometry(placement: str) -> Geometry:
         raise ValueError(f"not a synth placement: {placement!r}")
     sm, sn, r, c = (int(match.group(i)) for i in range(1, 5))
     return Geometry(r, c, sm, sn, int(match.group(5) or 1), int(match.group(7) or 1), int(match.group(6) or 1),
-                    int(match.group(9) or 1), int(match.group(8) or 1))
+                    int(match.group(9) or 1), int(match.group(8) or 1), match.group(10) is not None)
 
 
 def pad_ok(spec: Any) -> bool:
@@ -303,7 +313,7 @@ def split_placements(spec: Any, m: int, n: int, grids: int = 1) -> list[str]:
 
 
 def offered(spec: Any, point: dict[str, Any]) -> bool:
-    """Whether the space offers `point`: its blocks fit a slice (the stationary operand's rows,
+    """Whether the space offers `point`: a `w by switch` placement keeps `w` in the TRF; its blocks fit a slice (the stationary operand's rows,
     `trf`, with their `k` in the TRF, TRF_BYTES, else rule TRF-2; with `reuse="all"` every row
     block of both operands and a block of results at once in the DM, DM_SLICE_BYTES, else
     MEM-3 or MEM-4), and a `reuse="all"` kernel, whose tile loops stay unrolled, has at most
@@ -315,6 +325,8 @@ def offered(spec: Any, point: dict[str, Any]) -> bool:
     size, elem = spec.padded, 1 if spec.dtype_in == "i8" else 2
     kl = size[spec.contracted] // (g.sk * g.tb)
     w_rows = point.get("trf") not in {name for name, idx in spec.operands if mi in idx}
+    if g.switch and not w_rows:  # the switch broadcasts w's blocks: with `a` stationary it has nothing to do
+        return False
     if (g.c if w_rows else g.r) * kl * elem > _constants().TRF_BYTES:
         return False
     if point.get("reuse") != "all":
