@@ -163,7 +163,7 @@ def _check_addresses(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
                 if b.tensor != a.tensor and b.first_step <= a.first_step <= b.last_step]
         want = lowest(busy + resident_ranges(kernel.params), a.size, 8)
         if a.base != want:
-            raise fail.op(ops[a.tensor.id], f"the tensor is placed at DM byte {a.base}; visa/visa.lark "
+            raise fail.op(ops[a.tensor.id], f"the tensor is placed at DM byte {a.base}; the DM allocation "
                                             f"places it at {want}")
     rows = trf_rows(kernel, target)
     for a in kernel.trf_allocations:
@@ -172,7 +172,7 @@ def _check_addresses(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
             raise fail.op(load, f"VISA 1 loads the TRF with region=FULL, not {a.region}")
         want = rows[a.tensor.id]
         if a.base_row != want:
-            raise fail.op(load, f"base_row {a.base_row}; visa/visa.lark places this tensor at row {want}")
+            raise fail.op(load, f"base_row {a.base_row}; the TRF allocation places this tensor at row {want}")
     _check_vrf(kernel, target, fail)
 
 

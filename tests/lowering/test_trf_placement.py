@@ -136,7 +136,7 @@ def test_the_verifier_and_the_interpreter_follow_the_rule():
     verify_text(text)
     with pytest.raises(VisaTextError) as info:
         verify_text(text.replace("base_row=4 ", "base_row=0 "))
-    assert "base_row 0; visa/visa.lark places this tensor at row 4" in str(info.value)
+    assert "base_row 0; the TRF allocation places this tensor at row 4" in str(info.value)
     kernel = parse_visa(text).kernel
     assert allocate(kernel, rngd())[1] == {a.tensor.id: a.base_row for a in kernel.trf_allocations}
     assert sorted(a.base_row for a in kernel.trf_allocations) == [0, 0, 4, 4]

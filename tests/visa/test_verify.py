@@ -54,7 +54,7 @@ def test_memory_rule_names_the_step():
 
 def test_dm_address_is_re_derived():
     _fails(SPEC_TEXT.replace("dst_base=4096, packet", "dst_base=8192, packet"),
-           "placed at DM byte 8192; visa/visa.lark places it at 4096", 13, 1)
+           "placed at DM byte 8192; the DM allocation places it at 4096", 13, 1)
 
 
 def test_commit_address_is_re_derived():
@@ -64,7 +64,7 @@ def test_commit_address_is_re_derived():
 
 
 def test_trf_base_row_is_re_derived():
-    _fails(SPEC_TEXT.replace("base_row=0", "base_row=2"), "base_row 2; visa/visa.lark places this tensor at row 0", 16, 3)
+    _fails(SPEC_TEXT.replace("base_row=0", "base_row=2"), "base_row 2; the TRF allocation places this tensor at row 0", 16, 3)
 
 
 def test_cost_counters_are_re_derived():

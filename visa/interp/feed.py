@@ -308,6 +308,32 @@ def _check_collect(op: Any, steps: int, flit: int) -> None:
           f"collect gives {(steps * nflits, flit)} flits x elements, the collect stream is {out_shape}", op)
 
 
+def _read_groups(op: Any, rows: Rows, mem: Memory, tensors: tuple[DmTensor, DmTensor | None],
+                 how: tuple[Any, int, Any], dtype: np.dtype) -> np.ndarray:
+    """The feed's read, (chip, cluster) group by group: `Rows` orders its rows by (chip,
+    cluster, slice), so each group's rows are consecutive and its read goes into them (or is
+    the stream, when one group holds every row). An interleaved second view reads
+    `rhs_offset - offset` elements further into its tensor than the first."""
+    (src, second), (plan, bits, index), target = tensors, how, mem.target
+    apart = 0 if op.rhs_offset is None else (op.rhs_offset - op.source.offset) * bits // 8
+    lifted, groups = _lift_bytes(op, target), rows.slice_groups()
+    values = mem.scratch((rows.count, plan[0], plan[1]), dtype) if len(groups) != 1 else None
+    for (chip, cluster), sel, slices, run in groups:
+        extra = 0 if lifted is None else lifted[np.ravel_multi_index((rows.chip[sel], rows.cluster[sel], slices),
+                                                                     rows.shape)]
+        into = None if values is None else values[int(sel[0]):int(sel[0]) + len(sel)]
+        if second is None:
+            part = _read(mem.dm(chip, cluster), slices, src.base + extra, op, plan, bits, index, run, mem, into)
+        else:
+            part = _read_interleaved(mem.dm(chip, cluster), slices, (src.base + extra, second.base + extra + apart),
+                                     op, plan, bits, index, run, mem)
+        if into is None:
+            values = part.astype(dtype, copy=False)
+        elif part is not into:
+            into[...] = part
+    return values
+
+
 def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np.ndarray | Repeated | Front, Rows]:
     """The collected stream (`Repeated` when `_repeats`, `Front` when its packets fill at
     most the front four lanes of one 8-cell flit) and the rows it lives on (those of a
@@ -326,26 +352,7 @@ def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np
             return held, rows
     second = None if op.interleave is None else env.get(op.interleave.tensor.id)
     check(op.interleave is None or isinstance(second, DmTensor), "the interleaved tensor is not a DM tensor", op)
-    # the second view read `rhs_offset - offset` elements further into its tensor than the first
-    apart = 0 if op.rhs_offset is None else (op.rhs_offset - op.source.offset) * bits // 8
-    lifted = _lift_bytes(op, target)
-    groups = rows.slice_groups()
-    # `Rows` orders its rows by (chip, cluster, slice): each group's rows are consecutive, and
-    # the group's read goes into them (or is the stream, when one group holds every row)
-    values = mem.scratch((rows.count, steps, elems), value_dtype(sd)) if len(groups) != 1 else None
-    for (chip, cluster), sel, slices, run in groups:
-        extra = 0 if lifted is None else lifted[np.ravel_multi_index((rows.chip[sel], rows.cluster[sel], slices),
-                                                                     rows.shape)]
-        into = None if values is None else values[int(sel[0]):int(sel[0]) + len(sel)]
-        if second is None:
-            part = _read(mem.dm(chip, cluster), slices, src.base + extra, op, plan, bits, index, run, mem, into)
-        else:
-            part = _read_interleaved(mem.dm(chip, cluster), slices, (src.base + extra, second.base + extra + apart),
-                                     op, plan, bits, index, run, mem)
-        if into is None:
-            values = part.astype(value_dtype(sd), copy=False)
-        elif part is not into:
-            into[...] = part
+    values = _read_groups(op, rows, mem, (src, second), (plan, bits, index), value_dtype(sd))
     fin = op.fetched_type()
     zero_pad(values, fin.time, fin.packet)
     if op.mask is not None:  # the Fetch Adapter's mask (ir.fetch_mask)
