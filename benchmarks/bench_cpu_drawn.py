@@ -54,7 +54,7 @@ import sys, time
 sys.path.insert(0, {root!r})
 import numpy as np
 import npu_opt
-from npu_opt.synth import contraction
+from synth import contraction
 from benchmarks.drawn_kernels import Drawn
 def status():
     d = dict(l.split(":", 1) for l in open("/proc/self/status"))

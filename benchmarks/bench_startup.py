@@ -119,7 +119,7 @@ def _copy(dest: Path, root: Path = ROOT, patch: tuple[str, str, str] | None = No
     """The packages and examples of the checkout `root` copied to `dest` without bytecode;
     `patch` (file, old text, new text) edits one file of the copy."""
     skip = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("driver", "npu_opt", "ir", "tu_ops", "visa", "backends", "examples"):
+    for name in ("driver", "npu_opt", "synth", "ir", "tu_ops", "visa", "backends", "examples"):
         shutil.copytree(root / name, dest / name, ignore=skip)
     if patch is not None:
         file, old, new = patch

@@ -39,7 +39,7 @@ from driver.discover import load_file  # noqa: E402
 from driver.synth import synthesize  # noqa: E402
 from driver.synth_explain import spec_roofline  # noqa: E402
 from ir.errors import NpuOptError  # noqa: E402
-from npu_opt.synth import contraction  # noqa: E402
+from synth import contraction  # noqa: E402
 from tu_ops.target import for_chips, get_target  # noqa: E402
 from visa.schedule import builtin_rates, schedule_artifact  # noqa: E402
 

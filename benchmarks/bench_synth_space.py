@@ -29,7 +29,7 @@ for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = "1"
 
 from driver.synth import synthesize  # noqa: E402
-from npu_opt.synth import contraction  # noqa: E402
+from synth import contraction  # noqa: E402
 from tu_ops.target import get_target  # noqa: E402
 
 GEMM = "out[m,n] = a[m,k] * w[n,k]"

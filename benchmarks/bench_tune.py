@@ -65,7 +65,7 @@ def _children_cpu() -> float:
 SPACE_FILE = """import sys
 sys.path.insert(0, {root!r})
 from benchmarks.drawn_kernels import draw_space
-from npu_opt.synth.space import space_of
+from synth.space import space_of
 SPACE = space_of(draw_space({seed}), run=False)
 """
 

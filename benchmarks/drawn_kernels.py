@@ -2,7 +2,7 @@
 
 The benchmarks used to measure the layouts someone wrote for them and met their goals there
 while missing them elsewhere. `draw(seed, count)` draws `count` kernels from synth's
-candidate space (npu_opt/synth/space.py, the machine's own rules): for each draw a form
+candidate space (synth/space.py, the machine's own rules): for each draw a form
 (GEMM, tiled GEMM with more than one 256-slice tile, batched GEMM), an operand dtype pair
 (i8 -> i32, bf16 -> f32, bf16 -> bf16), random sizes (sometimes not a multiple of 32, so
 padded), the operands in either order and the result stored transposed (`out[n,m]`) or
@@ -30,8 +30,8 @@ import attrs
 import numpy as np
 
 from backends.npu import compile_kernel
-from npu_opt.synth import contraction
-from npu_opt.synth.space import build, points, space_of
+from synth import contraction
+from synth.space import build, points, space_of
 from tu_ops.target import get_target
 
 __all__ = ["Drawn", "draw", "draw_space"]
@@ -51,7 +51,7 @@ _SIZES = {
 
 @attrs.define
 class Drawn:
-    """One drawn kernel: its contraction (npu_opt.synth.Contraction) and lever values."""
+    """One drawn kernel: its contraction (synth.Contraction) and lever values."""
 
     name: str
     spec: Any

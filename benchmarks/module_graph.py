@@ -17,7 +17,7 @@ import ast
 import sys
 from pathlib import Path
 
-PACKAGES = ("driver", "npu_opt", "ir", "tu_ops", "visa", "backends")
+PACKAGES = ("driver", "npu_opt", "synth", "ir", "tu_ops", "visa", "backends")
 
 
 def _module_name(root: Path, path: Path) -> str:

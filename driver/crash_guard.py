@@ -35,7 +35,7 @@ _FATAL = {signal.SIGSEGV: "a segmentation fault", signal.SIGBUS: "a bus error",
           signal.SIGFPE: "a floating-point exception", signal.SIGILL: "an illegal instruction",
           signal.SIGABRT: "an abort"}
 _OURS = tuple(str(Path(__file__).resolve().parents[1] / p) + os.sep
-              for p in ("driver", "npu_opt", "ir", "tu_ops", "visa", "backends"))
+              for p in ("driver", "npu_opt", "synth", "ir", "tu_ops", "visa", "backends"))
 _FRAME = re.compile(r'^\s+File "(.+)", line (\d+)', re.MULTILINE)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from ir.lark_cache import table_bytes, table_file
 from ir.mapping import syntax
-from npu_opt.synth import spec as synth
+from synth import spec as synth
 from visa import parser as visa_parser
 
 __all__ = ["GRAMMARS", "main"]

@@ -29,9 +29,9 @@ from driver.replay import write_atomic
 from driver.synth_explain import efficiency, explanation, spec_roofline
 from driver.tune_report import plot_svg, report_json, table
 from ir.errors import InternalError
-from npu_opt.synth import Contraction, contraction
-from npu_opt.synth.space import points, source, space_of
-from npu_opt.synth.tiling import proxy_sizes
+from synth import Contraction, contraction
+from synth.space import points, source, space_of
+from synth.tiling import proxy_sizes
 from tu_ops.target import get_target
 from visa.schedule.bounds import Roofline
 
@@ -62,7 +62,7 @@ def space_file(spec: Contraction, out_dir: Path, target: str = "rngd") -> Path:
     text = (f'"""The candidates `npu-opt synth` searched for {spec.text} ({spec.dtype_in}:{spec.dtype_out}).\n\n'
             f"Search them again with `{again}`.\n"
             '"""\n\n'
-            "from npu_opt.synth import contraction\n\n"
+            "from synth import contraction\n\n"
             f"SPACE = contraction({spec.text!r}, dtype={spec.dtype_in + ':' + spec.dtype_out!r},\n"
             f"                    sizes={spec.sizes!r}, name={spec.name!r}{_placement(spec)})"
             f".space(filename={str(kernel)!r})\n")
@@ -108,7 +108,7 @@ def synthesize(spec: Contraction, out_dir: str | Path, *, target: str = "rngd", 
 def proxy_checked(spec: Contraction, space: Any, result: TuneResult, *, top: int, seed: int,
                   target: str) -> TuneResult:
     """The tune result of a space too large to run, its best `top` candidates checked at
-    proxy sizes (npu_opt.synth.tiling.proxy_sizes: the same mapping, tiles and `k` split
+    proxy sizes (synth.tiling.proxy_sizes: the same mapping, tiles and `k` split
     on a smaller result and `k`) on the cpu backend and in the interpreter against the
     numpy oracle; the winner is the fastest that passed (None: none did)."""
     candidates = list(result.candidates)

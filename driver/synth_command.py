@@ -16,7 +16,7 @@ from ir.errors import NpuOptError
 
 from driver.synth import summary, synthesize
 from driver.tune_command import _progress
-from npu_opt.synth import contraction, parse_sizes
+from synth import contraction, parse_sizes
 from tu_ops.target import get_target
 
 __all__ = ["synth_command", "with_estimate"]

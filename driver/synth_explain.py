@@ -18,7 +18,7 @@ from backends.npu import compile_kernel
 from driver.tune import Candidate, TuneResult
 from ir.dtypes import DType
 from ir.topology import pe_space
-from npu_opt.synth import Contraction
+from synth import Contraction
 from tu_ops.target import for_chips, get_target
 from visa.schedule import builtin_rates
 from visa.schedule.bounds import Demand, Roofline, Work, roofline, work

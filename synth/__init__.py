@@ -9,6 +9,6 @@ in `npu_opt` imports it.
 - `target`: `pe` and `chips`, the slices a tile has.
 """
 
-from npu_opt.synth.spec import DTYPES, Contraction, contraction, parse_sizes
+from synth.spec import DTYPES, Contraction, contraction, parse_sizes
 
 __all__ = ["Contraction", "DTYPES", "contraction", "parse_sizes"]

@@ -25,7 +25,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from npu_opt.synth.target import usage as _usage
+from synth.target import usage as _usage
 
 __all__ = ["Epilogue", "FUNCTIONS", "read", "check", "param", "bias_lines", "vector_lines", "cast_lines",
            "with_bias", "apply"]
@@ -52,7 +52,7 @@ def _access(tree: Any) -> tuple[str, tuple[str, ...]]:
 def read(text: str, tree: Any) -> tuple[list[tuple[str, tuple[str, ...]]], tuple[str, tuple[str, ...]] | None,
                                         Epilogue | None]:
     """(the product's operands, the bias access or None, the functions as an Epilogue or None)
-    of the right-hand side `tree` of the einsum `text` (npu_opt/synth/synth.lark)."""
+    of the right-hand side `tree` of the einsum `text` (synth/synth.lark)."""
     relu, scale = False, None
     while tree.data == "call":
         name, inner, args = str(tree.children[0]), tree.children[1], [str(a) for a in tree.children[2:]]

@@ -1,4 +1,4 @@
-"""The source text of a GEMM candidate of `npu-opt synth` (npu_opt/synth/space.py offers the
+"""The source text of a GEMM candidate of `npu-opt synth` (synth/space.py offers the
 points, this module writes one point's kernel): the module header, the mappings, the row-block
 loads, one tile's contraction and the tile loops around it (rolled with `ctx.loop` where they
 can be). `v` is the dictionary of names and numbers `gemm_names` derives from a point; each
@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from ir.dtypes import DType
-from npu_opt.synth import epilogue, target
-from npu_opt.synth.onchip import device_transpose, switch_fetch, switch_names, switch_w_block
-from npu_opt.synth.tiling import geometry
+from synth import epilogue, target
+from synth.onchip import device_transpose, switch_fetch, switch_names, switch_w_block
+from synth.tiling import geometry
 
 __all__ = ["chain", "contraction_chain", "gemm_names", "gemm_roles", "gemm_source", "header",
            "hbm_axes", "kept", "loop_header", "tile_loops", "time_block_loads", "time_block_tile"]
@@ -78,7 +78,7 @@ def header(spec: Any, point: dict[str, Any]) -> list[str]:
             f"Sizes {given}; the kernel's axes are padded to multiples of 32"
             + (f" (its rows to whole passes of {target.slices(spec)} slices)" if spec.form == "gemv" else "")
             + f": {sizes}",
-            "(pad the host arrays with zeros and cut the result: npu_opt.synth.Contraction.pad / unpad).",
+            "(pad the host arrays with zeros and cut the result: synth.Contraction.pad / unpad).",
             *host_views(spec),
             f"The search's choice: {choice}.",
             '"""', "", "from npu_opt import *", *target.imports(spec), "", f"axes({target.axes_prefix(spec)}{sizes})", ""]
@@ -180,7 +180,7 @@ def _gemm_blocks(v: dict[str, Any]) -> list[str]:
     """The row-block loads and the TRF load."""
     an, wn, M, N, T, K, Kl, din = v["an"], v["wn"], v["M"], v["N"], v["T"], v["K"], v["Kl"], v["din"]
     r, c, g, flit, tb = v["r"], v["c"], v["g"], v["flit"], v["geo"].tb
-    if tb > 1:  # k in time blocks (npu_opt/synth/tiling.py): each block a list of its k chunks
+    if tb > 1:  # k in time blocks (synth/tiling.py): each block a list of its k chunks
         chunk = [(v["spec"].contracted, tb, v["size"][v["spec"].contracted] // tb, "t")]
         return time_block_loads(v, chain(v["aidx"], v["batch"] + v["i_step"] + chunk),
                                 chain(v["widx"], v["batch"] + v["j_step"] + chunk))

@@ -35,9 +35,10 @@ from typing import Any
 import attrs
 
 from ir.dtypes import DType
-from npu_opt.synth import epilogue, target
-from npu_opt.synth.gemm_text import chain, hbm_axes, header, loop_header
-from npu_opt.synth.tiling import ALIGN_BYTES
+from ir.words import a_an
+from synth import epilogue, target
+from synth.gemm_text import chain, hbm_axes, header, loop_header
+from synth.tiling import ALIGN_BYTES
 from tu_ops.target import rngd
 
 __all__ = ["ROW", "Layout", "layout", "layouts", "levers", "source"]
@@ -211,7 +212,7 @@ def _rows(spec: Any, p: dict[str, Any], geo: Layout) -> str:
 def _rows_comment(spec: Any, geo: Layout, an: str, K: str, chunk: int, mi: str) -> list[str]:
     """The rows kernel's comment: what a slice holds and how many slices a pass keeps busy."""
     r, sk, tile, busy = geo.r, geo.sk, geo.blocks * geo.r, geo.blocks * geo.sk
-    held = (f" times a {chunk}-element chunk of {K} (the {sk} slices of a row block add their sums)" if sk > 1
+    held = (f" times {a_an(f'{chunk}-element')} chunk of {K} (the {sk} slices of a row block add their sums)" if sk > 1
             else f" with their whole {K}")
     idle = "" if busy == geo.slices else f" ({geo.slices - busy} slices idle)"
     return [f"# layout={geo.label()!r}: each slice holds {r} rows of {an}{held} in its TRF;",

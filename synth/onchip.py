@@ -4,7 +4,7 @@ traffic or a host copy (docs/synth.md): the Switch Engine broadcast of the stati
 share it, and the switch streams the whole block into each one's TRF), and the Transpose
 Engine's transposing load of an operand stored with the contracted index first
 (`--transpose device`). `switch_ok` and `switch_piece` decide the geometry; the other
-functions write kernel lines from the names of npu_opt/synth/gemm_text.py's `gemm_names`.
+functions write kernel lines from the names of synth/gemm_text.py's `gemm_names`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ir.dtypes import DType
-from npu_opt.synth.tiling import Geometry
+from synth.tiling import Geometry
 from tu_ops.target import Constants, rngd
 
 __all__ = ["device_transpose", "switch_fetch", "switch_names", "switch_ok", "switch_piece", "switch_w_block"]

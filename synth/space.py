@@ -1,4 +1,4 @@
-"""The candidate kernels of a contraction (npu_opt/synth/spec.py), generated from the machine's
+"""The candidate kernels of a contraction (synth/spec.py), generated from the machine's
 rules, as readable Python source: `source(spec, point)` writes one candidate's kernel file,
 `space_of(spec)` is the tune Space of all of them (docs/synth.md).
 
@@ -21,7 +21,7 @@ A batched GEMM `out[B, M, N] = a[B, M, K] . w[B, N, K]` runs the GEMM's loops on
 step (one element, or a group side by side), picking its blocks through tiles of the batch axis.
 `space_of` keeps one point per canonical kernel source (`canonical`) and leaves out the points
 the budgets refuse (tiling.offered).
-A GEMV `out[M] = a[M, K] . x[K]` has its own layouts (npu_opt/synth/gemv.py): a row per
+A GEMV `out[M] = a[M, K] . x[K]` has its own layouts (synth/gemv.py): a row per
 slice with x in every TRF, or R rows per slice in the TRF with x streamed, `k` whole or
 split over neighbouring slices and added by the inter-slice reducer. A candidate the rules refuse is the compiler's business: it fails to trace or
 verify and the tuner counts it under its rule ID.
@@ -39,17 +39,17 @@ import attrs
 import numpy as np
 
 from ir.dtypes import DType
-from npu_opt.synth import epilogue, gemv, target
-from npu_opt.synth.gemm_text import gemm_roles, gemm_source, kept
-from npu_opt.synth.onchip import switch_ok, switch_piece
-from npu_opt.synth.tiling import (blocks, needs_split, offered, pad_ok, result_placements, runs_in_full,
+from synth import epilogue, gemv, target
+from synth.gemm_text import gemm_roles, gemm_source, kept
+from synth.onchip import switch_ok, switch_piece
+from synth.tiling import (blocks, needs_split, offered, pad_ok, result_placements, runs_in_full,
                                   split_levers, split_placements)
 from npu_opt.tune import Space
 
 __all__ = ["MODULE_NAMES", "build", "canonical", "points", "source", "space_of"]
 
 # What a candidate's file binds at its top besides `from npu_opt import *` and its kernel
-# (here and in npu_opt/synth/target.py): a kernel of one of these names would shadow it.
+# (here and in synth/target.py): a kernel of one of these names would shadow it.
 MODULE_NAMES = frozenset({"Chip", "Cluster", "Slice", "chip_all_reduce"})
 
 
@@ -65,14 +65,14 @@ def points(spec: Any) -> dict[str, list[Any]]:
     # 32 or 64 bytes (OUTER-3), whole packets of k
     packets = [p for p in ([32, 64] if spec.dtype_in == "i8" else [16, 32]) if size[spec.contracted] % p == 0]
     slices = target.slices(spec)
-    if spec.form == "gemv":  # its layouts: npu_opt/synth/gemv.py
+    if spec.form == "gemv":  # its layouts: synth/gemv.py
         return gemv.levers(spec, packets)
     m, n = (size[i] for i in kept(spec))
     shapes = blocks(spec)
     (an, _), (wn, _) = gemm_roles(spec)
     elem = DType(spec.dtype_in).bits // 8
     if needs_split(spec) and _split_ok(spec) and split_placements(spec, m, n) and not spec.device_transposed:
-        # k splits (npu_opt/synth/tiling.py); an operand transposed on the device keeps k whole
+        # k splits (synth/tiling.py); an operand transposed on the device keeps k whole
         whole = _with_switch(result_placements(m, n, slices, False, shapes), m, size[spec.contracted], elem) \
             if shapes else []
         return split_levers(spec, m, n, packets, wn, [g.label() for g in whole])

@@ -1,10 +1,10 @@
-"""`npu_opt.synth.contraction`: a contraction in einsum form, its dtypes and sizes, checked
+"""`synth.contraction`: a contraction in einsum form, its dtypes and sizes, checked
 and turned into the `npu_opt.tune.Space` of kernels `npu-opt synth` searches (docs/synth.md).
 
     spec = contraction("out[m,n] = a[m,k] * w[n,k]", dtype="i8:i32", sizes=dict(m=512, n=512, k=64))
     spec.space()        # every candidate kernel: an ordinary tune Space (`npu-opt tune` runs it too)
 
-An optional epilogue (npu_opt/synth/epilogue.py) adds a bias vector over the result's last
+An optional epilogue (synth/epilogue.py) adds a bias vector over the result's last
 index, ReLU and a requantization of i32 sums to i8:
 `q[m,n] = requant(relu(a[m,k] * w[n,k] + b[n]), 0.01)`.
 
@@ -30,11 +30,11 @@ import numpy as np
 import npu_opt
 from ir.dtypes import DType
 from ir.lark_cache import lalr_parser
-from npu_opt.synth import epilogue as synth_epilogue, target as synth_target
-from npu_opt.synth.epilogue import Epilogue
-from npu_opt.synth.space import MODULE_NAMES, space_of
-from npu_opt.synth.target import usage as _usage
-from npu_opt.synth.tiling import ALIGN_BYTES
+from synth import epilogue as synth_epilogue, target as synth_target
+from synth.epilogue import Epilogue
+from synth.space import MODULE_NAMES, space_of
+from synth.target import usage as _usage
+from synth.tiling import ALIGN_BYTES
 
 __all__ = ["Contraction", "DTYPES", "contraction", "parse_sizes"]
 
@@ -54,7 +54,7 @@ Access = tuple[str, tuple[str, ...]]
 
 def _parse(text: str) -> tuple[list[Access], Access | None, Epilogue | None]:
     """The accesses of `text`'s contraction, the result first: (tensor name, its indices);
-    the bias access and the epilogue, or None (npu_opt/synth/epilogue.py)."""
+    the bias access and the epilogue, or None (synth/epilogue.py)."""
     if not _PARSER:
         _PARSER.append(lalr_parser(GRAMMAR_FILE, **OPTIONS))
     try:
@@ -102,7 +102,7 @@ class Contraction:
     name: str = "synth_kernel"
     batch: str | None = None  # the batched form's batch index (never padded)
     epilogue: Epilogue | None = None  # bias, ReLU, requantization after the contraction
-    pe: int = 8  # processing elements of each chip (npu_opt/synth/target.py)
+    pe: int = 8  # processing elements of each chip (synth/target.py)
     chips: int = 1
     split: str | None = None  # the result index split over the chips
     # host-side views (docs/synth.md): the user's result indices merged into the kernel's
@@ -203,7 +203,7 @@ class Contraction:
         return np.dtype(a if a != "bfloat16" else ml_dtypes.bfloat16), np.dtype(b if b != "bfloat16" else ml_dtypes.bfloat16)
 
     def space(self, filename: str | None = None) -> Any:
-        """Every candidate kernel of this contraction, as a tune Space (npu_opt/synth/space.py);
+        """Every candidate kernel of this contraction, as a tune Space (synth/space.py);
         `filename` is the path the candidates' source locations name."""
         return space_of(self, filename)
 
@@ -212,7 +212,7 @@ def contraction(text: str, dtype: str = "i8:i32", sizes: dict[str, int] | None =
                 name: str = "synth_kernel", *, pe: int = 8, chips: int = 1, split: str | None = None,
                 transpose: str = "host") -> Contraction:
     """Parse and check a contraction (the module docstring); USAGE for a spec npu-opt cannot build.
-    `pe`, `chips` and `split` say where the kernel runs (npu_opt/synth/target.py); `transpose`
+    `pe`, `chips` and `split` say where the kernel runs (synth/target.py); `transpose`
     where an operand stored with the contracted index first is transposed: "host" (`pad`) or
     "device" (the kernel reads it as stored, the Transpose Engine transposes it)."""
     spec = _contraction(text, dtype, sizes, name)

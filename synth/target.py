@@ -24,7 +24,7 @@ __all__ = ["usage", "check", "chip_axis", "slices", "decorator", "chip_line", "c
 
 
 def usage(message: str) -> NpuOptError:
-    """The USAGE error of a spec synth cannot build (npu_opt/synth/spec.py, npu_opt/synth/epilogue.py)."""
+    """The USAGE error of a spec synth cannot build (synth/spec.py, synth/epilogue.py)."""
     return NpuOptError(message, code="USAGE")
 
 

@@ -1,6 +1,6 @@
 """The tiling levers of `npu-opt synth` (docs/synth.md "Contractions larger than the chip"):
 where a GEMM's tile sits on the chip, how its `k` splits across slices, and how its
-operands and result move between HBM and DM. npu_opt/synth/space.py writes the kernels;
+operands and result move between HBM and DM. synth/space.py writes the kernels;
 this module decides their geometry from the target's constants.
 
 A GEMM tile is one pass of the contraction: every slice of a cluster computes an `R x C`

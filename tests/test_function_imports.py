@@ -24,7 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKED = ("npu_opt", "driver", "backends", "visa", "tu_ops", "ir")
-ALL_PACKAGES = ("npu_opt", "driver", "ir", "tu_ops", "visa", "backends")
+ALL_PACKAGES = ("npu_opt", "synth", "driver", "ir", "tu_ops", "visa", "backends")
 
 # (importing module, imported module) -> why the import waits for the call. The start-up
 # properties are tests/npu_opt/test_startup.py's.

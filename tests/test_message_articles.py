@@ -12,7 +12,7 @@ import pytest
 from ir.words import a_an, article
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("npu_opt", "driver", "ir", "tu_ops", "visa", "backends")
+PACKAGES = ("npu_opt", "synth", "driver", "ir", "tu_ops", "visa", "backends")
 
 
 def _hard_articles(path: Path) -> list[str]:

@@ -12,7 +12,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("ir", "tu_ops", "visa", "backends", "npu_opt", "driver")
+PACKAGES = ("ir", "tu_ops", "visa", "backends", "npu_opt", "synth", "driver")
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 

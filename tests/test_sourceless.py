@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("driver", "npu_opt", "ir", "tu_ops", "visa", "backends")
+PACKAGES = ("driver", "npu_opt", "synth", "ir", "tu_ops", "visa", "backends")
 
 _SCRIPT = """
 import sys, numpy as np

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("npu_opt", "driver", "ir", "tu_ops", "visa", "backends")
+PACKAGES = ("npu_opt", "synth", "driver", "ir", "tu_ops", "visa", "backends")
 
 BOUNDARY = (
     "ir/boundary.py", "ir/rules/fetch_size.py", "ir/rules/topology.py",

@@ -1,7 +1,7 @@
 """A careful user's i8 GEMM over two chips: out[1024, 512] = a[1024, 128] . w[512, 128], i32
 sums, chip c computing rows 512c..512c+511 (benchmarks/bench_synth.py's baseline of the
 `two_chips` form, `--target rngd-2chip`; the host arrays have a leading chip dimension,
-w given once per chip, as `npu_opt.synth.Contraction.pad` makes them).
+w given once per chip, as `synth.Contraction.pad` makes them).
 
 On each chip a slice computes a 32 x 128 block of the chip's 512 x 512 (w's 128 rows in
 the TRF): 16 x 4 slices, w moved to 16 rows of slices, 512-byte result rows.

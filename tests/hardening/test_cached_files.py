@@ -21,7 +21,7 @@ from driver.lark_tables import GRAMMARS
 from ir import kept_bundle, lark_cache
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("driver", "npu_opt", "ir", "tu_ops", "visa", "backends")
+PACKAGES = ("driver", "npu_opt", "synth", "ir", "tu_ops", "visa", "backends")
 
 
 def _flipped(data: bytes, at: int) -> bytes:

@@ -14,7 +14,7 @@ import pytest
 from driver.lark_tables import GRAMMARS
 from ir import lark_cache
 from ir.mapping import syntax
-from npu_opt.synth import spec as synth
+from synth import spec as synth
 from visa import parser as visa_parser
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,7 +56,7 @@ def _positions(node: Any) -> Any:
 
 
 def test_every_grammar_has_tables_listed() -> None:
-    shipped = {path for package in ("ir", "visa", "npu_opt", "tu_ops", "backends", "driver")
+    shipped = {path for package in ("ir", "visa", "npu_opt", "synth", "tu_ops", "backends", "driver")
                for path in (ROOT / package).rglob("*.lark")}
     assert shipped == {grammar for grammar, _ in GRAMMARS} and set(CORPUS) == shipped
 

@@ -14,7 +14,7 @@ import driver
 from driver import bytecode_home
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("driver", "npu_opt", "ir", "tu_ops", "visa", "backends")
+PACKAGES = ("driver", "npu_opt", "synth", "ir", "tu_ops", "visa", "backends")
 
 
 @pytest.fixture

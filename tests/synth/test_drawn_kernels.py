@@ -13,7 +13,7 @@ import pytest
 from backends import get_backend
 from benchmarks.drawn_kernels import FORMS, draw, draw_space
 from driver.cli import main
-from npu_opt.synth.space import points, source
+from synth.space import points, source
 
 SEEDS = (0, 1)
 COUNT = 3

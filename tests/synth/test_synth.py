@@ -15,7 +15,7 @@ from backends import get_backend
 from driver.cli import main
 from driver.discover import load_file
 from ir.errors import NpuOptError
-from npu_opt.synth import contraction
+from synth import contraction
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 

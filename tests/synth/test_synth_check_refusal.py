@@ -15,8 +15,8 @@ from driver.discover import load_file
 from driver.synth import synthesize
 from driver.tune_bits import Runs
 from ir.errors import InternalError, NpuOptError
-from npu_opt.synth import contraction
-from npu_opt.synth.space import space_of
+from synth import contraction
+from synth.space import space_of
 
 
 class _Refusing:

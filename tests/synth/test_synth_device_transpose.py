@@ -1,4 +1,4 @@
-"""`--transpose device` (npu_opt/synth/onchip.py `device_transpose`): an operand stored with
+"""`--transpose device` (synth/onchip.py `device_transpose`): an operand stored with
 the contracted index first, numpy's `b[k,n]` of `out[m,n] = a[m,k] * b[k,n]`, is read as stored
 (the host array is the user's, not a transposed copy) and each slice's block is turned into
 rows of `k` by the Transpose Engine before the TRF load or the stream. Each kernel equals an
@@ -16,8 +16,8 @@ import pytest
 import npu_opt
 from driver.cli import main
 from ir.errors import NpuOptError
-from npu_opt.synth import contraction
-from npu_opt.synth.space import build, points, source
+from synth import contraction
+from synth.space import build, points, source
 
 # (einsum, dtype, sizes, placement, trf): blocks of 8 columns (one packet of 8 values a row),
 # of 16 and more (packets of 16, the engine's doubled packing), several tiles, the stored

@@ -16,8 +16,8 @@ from backends.npu import compile_kernel
 from driver.cli import main
 from driver.discover import load_file
 from ir.errors import NpuOptError
-from npu_opt.synth import contraction
-from npu_opt.synth.space import build, source
+from synth import contraction
+from synth.space import build, source
 from tu_ops.target import get_target
 
 BF16 = np.dtype(ml_dtypes.bfloat16)

@@ -1,8 +1,8 @@
 """The GEMV layouts and the padded result rows of `npu-opt synth` (issue 54 item 1): R rows of
 `a` per slice in the TRF with `x` streamed, `k` whole or over neighbouring slices added by
-the inter-slice reducer (npu_opt/synth/gemv.py); a GEMM's result columns that need padding
+the inter-slice reducer (synth/gemv.py); a GEMM's result columns that need padding
 padded to rows of whole aligned HBM accesses, and the one-pass padded tile offered beside
-exact tiles (npu_opt/synth/spec.py, tiling.py). Every layout's kernel on seeded random
+exact tiles (synth/spec.py, tiling.py). Every layout's kernel on seeded random
 shapes equals an independent numpy oracle on the cpu backend and in the VISA interpreter."""
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from backends import get_backend
 from backends.npu import compile_kernel
 from driver.cli import main
 from driver.discover import load_file
-from npu_opt.synth import contraction
-from npu_opt.synth.gemv import ROW, layout, layouts
-from npu_opt.synth.space import build, points
-from npu_opt.synth.tiling import ALIGN_BYTES
+from synth import contraction
+from synth.gemv import ROW, layout, layouts
+from synth.space import build, points
+from synth.tiling import ALIGN_BYTES
 from tests.synth.test_synth_many_shapes import oracle
 from tu_ops.target import get_target
 from visa.schedule import builtin_rates, schedule_artifact

@@ -15,8 +15,8 @@ import pytest
 from backends import get_backend
 from backends.npu import compile_kernel
 from driver.tune_eval import evaluate
-from npu_opt.synth import contraction
-from npu_opt.synth.space import source
+from synth import contraction
+from synth.space import source
 from tests.synth.test_synth import _operands
 from tu_ops.target import get_target
 from visa.schedule import builtin_rates, schedule_artifact

@@ -16,7 +16,7 @@ from backends.npu import compile_kernel
 from driver.discover import load_file
 from driver.synth import synthesize
 from driver.synth_explain import CLASSES, demand, spec_roofline
-from npu_opt.synth import contraction
+from synth import contraction
 from tu_ops.target import for_chips, get_target
 from visa.schedule import builtin_rates, schedule_artifact
 from visa.schedule.bounds import Demand, roofline, work

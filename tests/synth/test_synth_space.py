@@ -16,9 +16,9 @@ import numpy as np
 from backends import get_backend
 from backends.npu import compile_kernel
 from driver.synth_command import with_estimate
-from npu_opt.synth import contraction
-from npu_opt.synth.space import canonical, points, source
-from npu_opt.synth.tiling import blocks, geometry
+from synth import contraction
+from synth.space import canonical, points, source
+from synth.tiling import blocks, geometry
 from tests.synth.test_synth import _operands
 from tu_ops.target import get_target, rngd
 from visa.schedule import builtin_rates, schedule_artifact

@@ -1,4 +1,4 @@
-"""The `w by switch` placements of `npu-opt synth` (npu_opt/synth/onchip.py): a block of the stationary operand moves from HBM once, spread over the slices
+"""The `w by switch` placements of `npu-opt synth` (synth/onchip.py): a block of the stationary operand moves from HBM once, spread over the slices
 of the tile that share it, and the Switch Engine broadcasts it into each slice's TRF
 (BROADCAST1 over the m factor, innermost on the ring), instead of one DMA copy per slice.
 
@@ -14,10 +14,10 @@ import pytest
 
 import npu_opt
 from backends.npu import compile_kernel
-from npu_opt.synth import contraction
-from npu_opt.synth.space import build, points, source
-from npu_opt.synth.onchip import switch_ok, switch_piece
-from npu_opt.synth.tiling import geometry
+from synth import contraction
+from synth.space import build, points, source
+from synth.onchip import switch_ok, switch_piece
+from synth.tiling import geometry
 from tu_ops.target import get_target
 from visa.schedule import builtin_rates
 from visa.schedule.bounds import work

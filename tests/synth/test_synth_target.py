@@ -16,8 +16,8 @@ from backends import get_backend
 from driver.cli import main
 from driver.discover import load_file
 from ir.errors import NpuOptError
-from npu_opt.synth import contraction
-from npu_opt.synth.space import source
+from synth import contraction
+from synth.space import source
 
 
 def _synth(tmp_path: Path, einsum: str, sizes: str, *extra: str) -> tuple[int, Path]:

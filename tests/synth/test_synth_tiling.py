@@ -1,4 +1,4 @@
-"""`npu-opt synth`'s tiling levers (issue 41 items 1-2, npu_opt/synth/tiling.py): a `k` too
+"""`npu-opt synth`'s tiling levers (issue 41 items 1-2, synth/tiling.py): a `k` too
 long for one slice's TRF or DM is split across slices with the inter-slice reducer, the
 tile may span both clusters, large results tile through DM; a space too large to run is
 checked at a proxy size; the 4096^3 i8 GEMM compiles and ranks."""
@@ -15,10 +15,10 @@ from backends import get_backend
 from backends.npu import compile_kernel
 from driver.cli import main
 from driver.discover import load_file
-from npu_opt.synth import space as synth_space, tiling as synth_tiling
-from npu_opt.synth import contraction
-from npu_opt.synth.space import build, source
-from npu_opt.synth.tiling import geometry, proxy_sizes
+from synth import space as synth_space, tiling as synth_tiling
+from synth import contraction
+from synth.space import build, source
+from synth.tiling import geometry, proxy_sizes
 from tests.synth.test_synth import BF16, _operands
 from tu_ops.target import get_target
 from visa.schedule import builtin_rates, schedule_artifact

@@ -17,7 +17,7 @@ from benchmarks.drawn_kernels import draw_space
 from driver import tune_eval
 from driver.tune import tune
 from ir.regions import loops
-from npu_opt.synth.space import space_of
+from synth.space import space_of
 from tu_ops.target import for_chips, get_target
 from visa.schedule import builtin_rates
 from visa.schedule.loops import trips

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from npu_opt.compile_api import compile_kernel
-from npu_opt.synth import contraction
-from npu_opt.synth.space import build
+from synth import contraction
+from synth.space import build
 from tu_ops.target import get_target
 from visa import parse_visa
 from visa.interp import dma, execute_inout

@@ -9,8 +9,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from npu_opt.synth import contraction
-from npu_opt.synth.space import build
+from synth import contraction
+from synth.space import build
 from visa import parse_visa
 from visa.interp import execute_inout
 from visa.interp import feed

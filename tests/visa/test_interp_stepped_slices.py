@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from npu_opt.synth import contraction
+from synth import contraction
 from npu_opt.compile_api import compile_kernel
-from npu_opt.synth.space import build, space_of
+from synth.space import build, space_of
 from visa import parse_visa
 from visa.interp import contract, execute_inout, feed
 from visa.interp import trf as trf_mod
