@@ -93,7 +93,7 @@ def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int
     evaluates small batches alone until one candidate compiles (a few at most), so every
     batch the workers get carries a makespan to prune against: a batch sent without one
     lowers its candidates in full until it finds its own."""
-    queue = deque(range(len(points)))
+    queue = deque(spread(len(points)))
     spent = [0.0, 0]  # worker seconds and candidates of the batches back
 
     def batch() -> Batch:
@@ -122,6 +122,18 @@ def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int
         for handle in done:
             pending.discard(handle)
             back(executor.result(handle))
+
+
+def spread(count: int) -> list[int]:
+    """The indices 0..count-1 in the order the sweep sends them: by the bit-reversed binary
+    digits of the index (0, count/2, count/4, 3count/4, ...), so the first candidates sample
+    the whole space, every value of the slowest-varying lever early, and the best makespan
+    drops to near its final value while most of the space is still unswept. A space's good
+    candidates are rarely at its start (synth lists placements on all slices first); swept
+    from the start, every candidate before them was lowered in full, then pruned ones after."""
+    bits = max(1, (count - 1).bit_length())
+    reversed_ = (int(format(k, f"0{bits}b")[::-1], 2) for k in range(1 << bits))
+    return [k for k in reversed_ if k < count]
 
 
 def _batch_size(left: int, width: int, per: float | None = None) -> int:

@@ -51,9 +51,10 @@ class _Inline:
         pass
 
 
-def _warm(ref: FactoryRef | None) -> None:
-    """A pool worker's start: load the tune file before the first task (this module's import
-    brought the tuner)."""
+def _warm(ref: FactoryRef | None, best: Any) -> None:
+    """A pool worker's start: prune against the pool's shared best makespan, and load the
+    tune file before the first task (this module's import brought the tuner)."""
+    driver.tune_eval.share_best(best)
     if ref is not None:
         load_space(ref)
 
@@ -91,8 +92,10 @@ class _Pool(_Futures):
     def __init__(self, jobs: int, ref: FactoryRef | None) -> None:
         self.width, self.workers, self.helps = jobs, jobs - 1, True
         self.description = f"{jobs} processes"
-        self._pool = ProcessPoolExecutor(self.workers, mp_context=_start_method(),
-                                         initializer=_warm, initargs=(ref,))
+        context = _start_method()
+        best = context.Value("q", 0)  # the best makespan any of the pool's processes found (0: none yet)
+        driver.tune_eval.share_best(best)
+        self._pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_warm, initargs=(ref, best))
 
     def submit(self, fn: Callable[[Any], Any], item: Any) -> Any:
         return self._pool.submit(fn, item)
@@ -101,6 +104,7 @@ class _Pool(_Futures):
         pass
 
     def close(self) -> None:
+        driver.tune_eval.share_best(None)
         self._pool.shutdown(cancel_futures=True)
 
 
