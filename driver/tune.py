@@ -13,10 +13,13 @@ from the candidate's DMA records (driver/tune_eval.py `early_bound`); a candidat
 early bound already exceeds the best makespan found is pruned there, its programs never
 lowered or verified. After lowering, one whose whole bound exceeds it is not scheduled.
 Either way its status is `pruned`: it could not win.
+Candidates leave in an order spread over the space (`spread`: bit-reversed indices), so a
+makespan near the best is known while most of the space is unswept and prunes it.
 Candidates go to the executor (inline, `jobs` processes, or a dask.distributed cluster at
 `scheduler`) in batches of several (driver/tune_eval.py), each sent with the best makespan
-known when it leaves and pruning against what it finds itself; a new batch leaves whenever
-one comes back, so no worker waits for the slowest of a round.
+known when it leaves and pruning against what its process has found in the sweep (and, in
+a `jobs` pool, what any of the pool's processes has found: a shared value); a new batch
+leaves whenever one comes back, so no worker waits for the slowest of a round.
 
 Numerics (driver/tune_bits.py): candidates that tie on makespan may fold floats in another
 order. The winner's results are compared bit for bit with those of every candidate that
@@ -48,7 +51,7 @@ from driver.tune_exec import FactoryRef, make_executor
 __all__ = ["Candidate", "TuneResult", "tune", "with_text"]
 
 # A batch is about 1/(SHARES * width) of the points not yet sent, and about BATCH_SECONDS of
-# work at the cost per candidate measured so far (by the workers, on the batches back):
+# work at the cost per candidate measured so far (CPU seconds, by the workers, on the batches back):
 # MAX_BATCH at most (a batch carries the best makespan known when it leaves: a long one
 # prunes against an old one), MIN_BATCH at least (a task's round trip is paid once per
 # batch); small at the end, where a process that finds the queue empty waits for the
