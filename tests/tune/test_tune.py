@@ -24,6 +24,7 @@ from driver.tune_cluster import local_cluster
 from driver.tune_eval import Batch, Candidate
 from driver.tune_exec import FactoryRef, load_space, make_executor
 from driver.tune_report import write_report
+from tests.tune.probe_fresh import probe_in_a_fresh_process
 from ir.errors import NpuOptError
 from visa import parse_visa
 
@@ -122,6 +123,7 @@ def test_dask_scheduler_and_worker_processes_run_the_space_unchanged(tmp_path: P
     with local_cluster(workers=2, threads=1, timeout=60) as address:
         remote = _within(120, lambda: tune(_space(), ref=FactoryRef(FILE, "SPACE"), scheduler=address, prune=False))
         pruned = _within(120, lambda: tune(_space(), ref=FactoryRef(FILE, "SPACE"), scheduler=address))
+        assert probe_in_a_fresh_process(address) == "answered True"  # the probe forked, as on the command line
         status = _within(120, lambda: main(["tune", FILE, "--space", "SPACE", "--scheduler", address,
                                             "-o", str(tmp_path), "--format", "json"]))
     assert remote.executor == f"dask at {address} (2 threads)"
