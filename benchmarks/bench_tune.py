@@ -6,8 +6,8 @@ CLI's default) and without the oracle check (the check runs the best candidates 
 process, alike for every executor). Each round, taking turns so a busy spell of the shared
 machine hits them all alike, times one whole `driver.tune.tune` call:
 - serial: `--jobs 1` (inline, the baseline);
-- `--jobs 2`: this process and one spawned worker process (the pool started by the call,
-  as on the command line);
+- `--jobs 2`: this process and one worker process forked by the call, as on the command line
+  (no dask client is alive in this process during a sweep: one would make the pool spawn);
 - dask (unless --no-dask): a running cluster of a `dask scheduler` process and a
   `dask worker --nworkers 2 --nthreads 1` process (driver/tune_cluster.py; the cluster's start is
   not timed, the client's connection is).
@@ -20,7 +20,8 @@ time, the goal stays the wall-time ratio). Every executor must find the same win
 BLAS pools are held to one thread (the sweep does no linear algebra; the limit keeps a
 worker from spawning a pool per core).
 Besides the fixed space, `--drawn N` spaces drawn by benchmarks/drawn_kernels.py
-(`draw_space`, seeds from `--seed`: tiled synth GEMMs of 200+ candidates, most pruned),
+(`draw_space`, seeds from `--seed`: tiled or batched synth GEMMs of 200+ distinct candidates,
+most pruned),
 each also swept serially without pruning (does pruning pay?); the worst space's ratio is
 the verdict. Rounds take turns, which executor goes first rotating.
 Run: python benchmarks/bench_tune.py [--rounds N] [--no-dask] [--drawn N] [--seed S] [--no-fixed]
@@ -70,26 +71,28 @@ SPACE = space_of(draw_space({seed}), run=False)
 """
 
 
-def _worker_cpu(client) -> dict[str, float]:
-    """Each dask worker's process CPU seconds so far."""
-    return client.run(time.process_time)
+def _worker_cpu(address: str) -> dict[str, float]:
+    """Each dask worker's process CPU seconds so far. The client is closed again before the
+    sweep: while its thread runs, a `--jobs 2` pool in this process would be spawned, not
+    forked as on the command line (driver/tune_exec.py `_start_method`)."""
+    with Client(address, timeout=30) as client:
+        return client.run(time.process_time)
 
 
 def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool) -> list[float]:
     """Time the executors on the space `ref` names; the ratios serial / executor (medians)."""
     space = attrs.evolve(load_space(ref), inputs=None, oracle=None)  # the sweep alone
-    print(f"{label}: {len(space.points())} candidates; cpu count {os.cpu_count()}; BLAS threads 1; "
+    print(f"{label}: {len(space.points())} distinct candidates; cpu count {os.cpu_count()}; BLAS threads 1; "
           f"load average before {os.getloadavg()}")
     runs = {"serial": lambda: tune(space, jobs=1), "jobs 2": lambda: tune(space, ref=ref, jobs=2)}
     if unpruned:
         runs["unpruned"] = lambda: tune(space, jobs=1, prune=False)
     ratios = []
     with contextlib.ExitStack() as stack:
-        watch = None
+        address = None
         if dask:
             address = stack.enter_context(local_cluster(workers=2, threads=1))
             runs["dask 2x1"] = lambda: tune(space, ref=ref, scheduler=address)
-            watch = stack.enter_context(Client(address, timeout=30))  # reads the workers' CPU clocks
         times: dict[str, list[float]] = {name: [] for name in runs}
         cpus: dict[str, list[tuple[float, float]]] = {name: [] for name in runs}
         winners: dict[str, set[int | None]] = {name: set() for name in runs}
@@ -98,16 +101,16 @@ def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool
                 names = list(runs)
                 for name in names[k % len(names):] + names[:k % len(names)]:  # which goes first rotates
                     own, kids = time.process_time(), _children_cpu()
-                    remote = _worker_cpu(watch) if name == "dask 2x1" else {}
+                    remote = _worker_cpu(address) if name == "dask 2x1" else {}
                     start = time.perf_counter()
                     result = runs[name]()
                     times[name].append(time.perf_counter() - start)
-                    spent = [t - remote[w] for w, t in _worker_cpu(watch).items()] if remote else []
+                    spent = [t - remote[w] for w, t in _worker_cpu(address).items()] if remote else []
                     cpus[name].append((time.process_time() - own, _children_cpu() - kids, max(spent, default=0.0)))
                     winners[name].add(None if result.winner is None else result.winner.index)
-                    if name == "serial" and k == 0:
-                        print(f"  serial sweep: {result.count('ok')} scheduled, {result.count('pruned')} pruned, "
-                              f"{result.count('refused')} refused")
+                    if k == 0:
+                        print(f"  {name} sweep: {result.count('ok')} scheduled, {result.count('pruned')} pruned, "
+                              f"{result.count('refused')} refused", flush=True)
                 print(f"  round {k}: " + ", ".join(f"{n} {t[-1]:.2f} s" for n, t in times.items()), flush=True)
     base = statistics.median(times["serial"])
     print(f"  load average after {os.getloadavg()}")
@@ -121,9 +124,6 @@ def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool
             line += "  (pruning pays when > 1)"
         print(line)
         own, kids, busiest = (statistics.median(x[i] for x in cpus[name]) for i in (0, 1, 2))
-        if name == "jobs 2" and dask:  # driver/tune_exec.py `_start_method`
-            print(f"  {'':9} (a dask client's thread runs in this process: the pool's worker was spawned, "
-                  "not forked, and paid its imports; run with --no-dask for the forked pool the CLI gets)")
         if name != "dask 2x1":  # a dask worker's CPU is not this process's child's until the cluster stops
             print(f"  {'':9} CPU: this process {own:.2f} s, its worker processes {kids:.2f} s (medians)")
             busiest = kids if name == "jobs 2" else 0.0  # one pool worker

@@ -143,17 +143,31 @@ def draw(seed: int, count: int, scale: str = "small", forms: tuple[str, ...] = F
     return out
 
 
-def draw_space(seed: int, minimum: int = 200, scale: str = "bench") -> Any:
-    """A synth contraction drawn with `seed` whose candidate space holds at least `minimum`
-    candidates (a tiled GEMM of 1024..4096 rows and columns: placements x trf x packet x
-    order x reuse), for bench_tune.py."""
+# the drawn spaces of bench_tune.py: tiled GEMMs large and shallow enough to have many
+# placements of several tiles each (order and reuse then build distinct kernels), and batched
+# GEMMs (batch elements side by side on slices multiply the placements)
+_SPACE_SIZES = dict(tiled_mn=(2048, 4096, 8192), tiled_k=(64, 128, 256), b=(16, 32, 64), bmn=(64, 128, 256),
+                    batched_k=(128, 256))
+
+
+def draw_space(seed: int, minimum: int = 200) -> Any:
+    """A synth contraction drawn with `seed` whose tune space (`space_of`, after its
+    deduplication of points that build the same kernel and its budget filter) holds at least
+    `minimum` distinct candidates: a tiled GEMM of 2048..8192 rows and columns and a shallow
+    k, or a batched GEMM of 16..64 elements (the form drawn first, then sizes until the space
+    is large enough), any operand dtype pair, operands in either order,
+    the result stored transposed or not. For bench_tune.py."""
     rng = np.random.default_rng(seed)
+    s = _SPACE_SIZES
+    pick = lambda xs: int(rng.choice(xs))  # noqa: E731
+    batched = bool(rng.random() < 0.5)  # the form first: tiled spaces of 200 are the rarer draw
     for _ in range(200):
         dtype = str(rng.choice(DTYPES))
-        m, n = (int(x) for x in rng.choice((1024, 2048, 4096), 2))
-        sizes = dict(m=m, n=n, k=int(rng.choice(_SIZES[scale]["k"])))
-        spec = contraction(_einsum(rng, False), dtype=dtype, sizes=sizes, name=f"drawn_space_s{seed}")
-        n = int(np.prod([len(v) for v in points(spec).values()]))
-        if n >= minimum:
+        if batched:
+            sizes = dict(b=pick(s["b"]), m=pick(s["bmn"]), n=pick(s["bmn"]), k=pick(s["batched_k"]))
+        else:
+            sizes = dict(m=pick(s["tiled_mn"]), n=pick(s["tiled_mn"]), k=pick(s["tiled_k"]))
+        spec = contraction(_einsum(rng, batched), dtype=dtype, sizes=sizes, name=f"drawn_space_s{seed}")
+        if len(space_of(spec, run=False).points()) >= minimum:
             return spec
-    raise RuntimeError(f"seed {seed}: no drawn space of {minimum} candidates")
+    raise RuntimeError(f"seed {seed}: no drawn space of {minimum} distinct candidates")

@@ -13,10 +13,13 @@ from the candidate's DMA records (driver/tune_eval.py `early_bound`); a candidat
 early bound already exceeds the best makespan found is pruned there, its programs never
 lowered or verified. After lowering, one whose whole bound exceeds it is not scheduled.
 Either way its status is `pruned`: it could not win.
+Candidates leave in an order spread over the space (`spread`: bit-reversed indices), so a
+makespan near the best is known while most of the space is unswept and prunes it.
 Candidates go to the executor (inline, `jobs` processes, or a dask.distributed cluster at
 `scheduler`) in batches of several (driver/tune_eval.py), each sent with the best makespan
-known when it leaves and pruning against what it finds itself; a new batch leaves whenever
-one comes back, so no worker waits for the slowest of a round.
+known when it leaves and pruning against what its process has found in the sweep (and, in
+a `jobs` pool, what any of the pool's processes has found: a shared value); a new batch
+leaves whenever one comes back, so no worker waits for the slowest of a round.
 
 Numerics (driver/tune_bits.py): candidates that tie on makespan may fold floats in another
 order. The winner's results are compared bit for bit with those of every candidate that
@@ -48,7 +51,7 @@ from driver.tune_exec import FactoryRef, make_executor
 __all__ = ["Candidate", "TuneResult", "tune", "with_text"]
 
 # A batch is about 1/(SHARES * width) of the points not yet sent, and about BATCH_SECONDS of
-# work at the cost per candidate measured so far (by the workers, on the batches back):
+# work at the cost per candidate measured so far (CPU seconds, by the workers, on the batches back):
 # MAX_BATCH at most (a batch carries the best makespan known when it leaves: a long one
 # prunes against an old one), MIN_BATCH at least (a task's round trip is paid once per
 # batch); small at the end, where a process that finds the queue empty waits for the
@@ -93,7 +96,7 @@ def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int
     evaluates small batches alone until one candidate compiles (a few at most), so every
     batch the workers get carries a makespan to prune against: a batch sent without one
     lowers its candidates in full until it finds its own."""
-    queue = deque(range(len(points)))
+    queue = deque(spread(len(points)))
     spent = [0.0, 0]  # worker seconds and candidates of the batches back
 
     def batch() -> Batch:
@@ -122,6 +125,18 @@ def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int
         for handle in done:
             pending.discard(handle)
             back(executor.result(handle))
+
+
+def spread(count: int) -> list[int]:
+    """The indices 0..count-1 in the order the sweep sends them: by the bit-reversed binary
+    digits of the index (0, count/2, count/4, 3count/4, ...), so the first candidates sample
+    the whole space, every value of the slowest-varying lever early, and the best makespan
+    drops to near its final value while most of the space is still unswept. A space's good
+    candidates are rarely at its start (synth lists placements on all slices first); swept
+    from the start, every candidate before them was lowered in full, then pruned ones after."""
+    bits = max(1, (count - 1).bit_length())
+    reversed_ = (int(format(k, f"0{bits}b")[::-1], 2) for k in range(1 << bits))
+    return [k for k in reversed_ if k < count]
 
 
 def _batch_size(left: int, width: int, per: float | None = None) -> int:

@@ -37,7 +37,7 @@ from visa.schedule.steps import build_steps
 
 from driver.tune_space import resolve_space
 
-__all__ = ["Batch", "Candidate", "early_bound", "evaluate_batch", "evaluate_timed"]
+__all__ = ["Batch", "Candidate", "early_bound", "evaluate_batch", "evaluate_timed", "share_best"]
 
 
 @attrs.frozen
@@ -89,27 +89,62 @@ class _Known:
 _KNOWN: dict[tuple[Any, ...], _Known] = {}
 _KNOWN_LIMIT = 4096
 _SWEEP = [""]
+# The best makespan this process has found in the current sweep (None: none yet), and the one
+# every process of a `--jobs` pool shares (a multiprocessing.Value, 0 while none is known; set
+# by `share_best`): a batch prunes against the least of them and its own cutoff, so a worker
+# learns of a makespan found elsewhere at its next candidate, not at its next batch.
+_OWN_BEST: list[int | None] = [None]
+_SHARED_BEST: list[Any] = [None]
+
+
+def share_best(value: Any) -> None:
+    """Prune against (and publish to) `value`, a multiprocessing.Value('q') the processes of
+    one pool share (0: no makespan yet); None stops sharing."""
+    _SHARED_BEST[0] = value
+
+
+def _best_known(cutoff: int | None) -> int | None:
+    """The least of `cutoff`, this process's best in the sweep and the pool's shared best."""
+    known = [x for x in (cutoff, _OWN_BEST[0]) if x is not None]
+    shared = _SHARED_BEST[0]
+    if shared is not None and shared.value > 0:
+        known.append(shared.value)
+    return min(known, default=None)
+
+
+def _found(makespan: int) -> None:
+    """Record a makespan found here: this process's best, and the pool's."""
+    if _OWN_BEST[0] is None or makespan < _OWN_BEST[0]:
+        _OWN_BEST[0] = makespan
+    shared = _SHARED_BEST[0]
+    if shared is not None:
+        with shared.get_lock():
+            if shared.value == 0 or makespan < shared.value:
+                shared.value = makespan
 
 
 def evaluate_timed(batch: Batch) -> tuple[float, list[Candidate]]:
-    """(the seconds it took, `evaluate_batch(batch)`): what the sweep sizes batches by."""
-    start = time.perf_counter()
+    """(the CPU seconds it took this thread, `evaluate_batch(batch)`): what the sweep sizes
+    batches by (CPU, not wall time: a busy machine stretches the wall time of every batch
+    alike and would shrink them all to the smallest)."""
+    start = time.thread_time()
     out = evaluate_batch(batch)
-    return time.perf_counter() - start, out
+    return time.thread_time() - start, out
 
 
 def evaluate_batch(batch: Batch) -> list[Candidate]:
-    """Every candidate of `batch`, in order."""
+    """Every candidate of `batch`, in order, each pruned against the best makespan known:
+    the batch's cutoff, what this process found in the sweep, the pool's shared best."""
     space = resolve_space(batch.ref)
-    if batch.sweep != _SWEEP[0]:
+    if batch.sweep != _SWEEP[0] or not batch.sweep:  # a batch of no named sweep stands alone
         _KNOWN.clear()
         _SWEEP[0] = batch.sweep
-    cutoff = batch.cutoff if batch.prune else None
+        _OWN_BEST[0] = None
     out = []
     for index, params in batch.items:
-        c = evaluate(space, index, params, batch.target, cutoff)
+        c = evaluate(space, index, params, batch.target, _best_known(batch.cutoff) if batch.prune else None)
         if batch.prune and c.status == "ok":
-            cutoff = c.makespan if cutoff is None else min(cutoff, c.makespan)
+            _found(c.makespan)
         out.append(c)
     return out
 

@@ -23,8 +23,9 @@ from concurrent.futures import wait as futures_wait
 from pathlib import Path
 from typing import Any
 
-from ir.errors import InternalError, NpuOptError, exception_text
+from ir.errors import InternalError, NpuOptError
 import driver.tune_eval  # noqa: F401 - the workers' task function and everything it compiles with
+from driver.dask_probe import ask_scheduler
 from driver.tune_space import FactoryRef, load_space, resolve_space, space_names
 
 __all__ = ["FactoryRef", "load_space", "make_executor", "resolve_space", "space_names"]
@@ -51,9 +52,10 @@ class _Inline:
         pass
 
 
-def _warm(ref: FactoryRef | None) -> None:
-    """A pool worker's start: load the tune file before the first task (this module's import
-    brought the tuner)."""
+def _warm(ref: FactoryRef | None, best: Any) -> None:
+    """A pool worker's start: prune against the pool's shared best makespan, and load the
+    tune file before the first task (this module's import brought the tuner)."""
+    driver.tune_eval.share_best(best)
     if ref is not None:
         load_space(ref)
 
@@ -91,8 +93,10 @@ class _Pool(_Futures):
     def __init__(self, jobs: int, ref: FactoryRef | None) -> None:
         self.width, self.workers, self.helps = jobs, jobs - 1, True
         self.description = f"{jobs} processes"
-        self._pool = ProcessPoolExecutor(self.workers, mp_context=_start_method(),
-                                         initializer=_warm, initargs=(ref,))
+        context = _start_method()
+        best = context.Value("q", 0)  # the best makespan any of the pool's processes found (0: none yet)
+        driver.tune_eval.share_best(best)
+        self._pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_warm, initargs=(ref, best))
 
     def submit(self, fn: Callable[[Any], Any], item: Any) -> Any:
         return self._pool.submit(fn, item)
@@ -101,6 +105,7 @@ class _Pool(_Futures):
         pass
 
     def close(self) -> None:
+        driver.tune_eval.share_best(None)
         self._pool.shutdown(cancel_futures=True)
 
 
@@ -116,7 +121,7 @@ class _Dask(_Futures):
         except ImportError as e:
             raise NpuOptError("--scheduler needs dask.distributed: pip install 'npu-opt[tune]'", code="USAGE") from e
         self._address, self._client_class, self._wait = address, Client, wait
-        self._probe = _Probe(address)
+        self._probe = _Probe(address, Client)
         self._client = None
         self.width, self.workers, self.helps = 1, 0, True  # this process alone until the scheduler answers
         self.description = f"dask at {address}"
@@ -150,23 +155,80 @@ CONNECT_TIMEOUT = 30.0  # seconds to reach a scheduler and hear from it
 _ADDRESS = re.compile(r"(?:(?:tcp|tls|ws|wss|ucx)://)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):[0-9]{1,5}")
 
 
-class _Probe:
-    """Does the dask scheduler at `address` answer? A child process asks (driver/dask_probe.py),
-    killed at `CONNECT_TIMEOUT` and a few seconds more: a port that accepts the connection and
-    never answers holds a `Client` for good. An address of no network scheme's form
-    (`tcp://host:port`, `tls://`, `ws://`, `wss://`, `ucx://`, or a bare `host:port`) is
-    refused at once, without the child; any other refusal when `answered` learns it: a USAGE
-    error naming the address."""
+def _ask_and_send(client_class: Any, address: str, conn: Any) -> None:
+    """A forked probe's work: the answer (`ask_scheduler`) sent back through `conn`."""
+    conn.send(ask_scheduler(client_class, address, CONNECT_TIMEOUT))
+    conn.close()
+
+
+class _Forked:
+    """The probe as a fork of this process, which has imported dask already: no interpreter
+    start and no second import of dask (about a second of CPU) before the cluster gets work."""
+
+    def __init__(self, address: str, client_class: Any) -> None:
+        context = multiprocessing.get_context("fork")
+        self._conn, sender = context.Pipe(duplex=False)
+        self._proc = context.Process(target=_ask_and_send, args=(client_class, address, sender), daemon=True)
+        self._proc.start()
+        sender.close()
+
+    def outcome(self, timeout: float) -> tuple[bool, str | None]:
+        """(whether the child has finished, why the scheduler did not answer: None if it did)."""
+        if not self._conn.poll(timeout):
+            return False, None
+        try:
+            why = self._conn.recv()
+        except EOFError:
+            why = "the probe process ended without an answer"
+        self._proc.join()
+        return True, why
+
+    def kill(self) -> None:
+        if self._proc.is_alive():
+            self._proc.kill()
+            self._proc.join()
+
+
+class _Spawned:
+    """The probe as a new interpreter (`python -m driver.dask_probe`): when this process runs
+    other threads, which a fork could copy holding a lock."""
 
     def __init__(self, address: str) -> None:
+        self._child = subprocess.Popen(
+            [sys.executable, "-m", "driver.dask_probe", address, str(CONNECT_TIMEOUT)], stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, cwd=str(Path(__file__).resolve().parents[1]))
+
+    def outcome(self, timeout: float) -> tuple[bool, str | None]:
+        try:
+            self._child.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return False, None
+        err = self._child.communicate()[1]
+        return True, None if self._child.returncode == 0 else (err.strip().splitlines() or ["no answer"])[-1]
+
+    def kill(self) -> None:
+        if self._child.poll() is None:
+            self._child.kill()
+            self._child.communicate()
+
+
+class _Probe:
+    """Does the dask scheduler at `address` answer? A child process asks (forked from this one
+    when it runs one thread, else driver/dask_probe.py), killed at `CONNECT_TIMEOUT` and a few
+    seconds more: a port that accepts the connection and never answers holds a `Client` for
+    good. An address of no network scheme's form (`tcp://host:port`, `tls://`, `ws://`,
+    `wss://`, `ucx://`, or a bare `host:port`) is refused at once, without the child; any
+    other refusal when `answered` learns it: a USAGE error naming the address."""
+
+    def __init__(self, address: str, client_class: Any) -> None:
         if not _ADDRESS.fullmatch(address):
             raise NpuOptError(f"cannot use {address!r} as a dask scheduler (an address like tcp://host:8786): it is "
                               "not of the form scheme://host:port", code="USAGE")
         self._address = address
         self._deadline = time.monotonic() + CONNECT_TIMEOUT + 10
-        self._child: subprocess.Popen | None = subprocess.Popen(
-            [sys.executable, "-m", "driver.dask_probe", address, str(CONNECT_TIMEOUT)], stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True, cwd=str(Path(__file__).resolve().parents[1]))
+        forks = _start_method().get_start_method() == "fork"
+        self._child: Any = _Forked(address, client_class) if forks else _Spawned(address)
+        self.forked = forks
         self._done = False
 
     def answered(self, block: bool) -> bool:
@@ -174,17 +236,12 @@ class _Probe:
         wait for it)."""
         if self._done:
             return True
-        child = self._child
-        try:
-            child.wait(max(0.0, self._deadline - time.monotonic()) if block else 0)
-        except subprocess.TimeoutExpired:
+        finished, why = self._child.outcome(max(0.0, self._deadline - time.monotonic()) if block else 0)
+        if not finished:
             if not block and time.monotonic() < self._deadline:
                 return False
             self.stop()
             why = "timed out"
-        else:
-            err = child.communicate()[1]
-            why = None if child.returncode == 0 else (err.strip().splitlines() or ["no answer"])[-1]
         if why is not None and "timed out" in why.lower():  # killed at the deadline, or dask's own timeout
             raise NpuOptError(f"the dask scheduler at {self._address!r} did not answer within "
                               f"{CONNECT_TIMEOUT:g} s: is a dask scheduler listening there?", code="USAGE")
@@ -196,9 +253,7 @@ class _Probe:
 
     def stop(self) -> None:
         """Kill the child if it still asks."""
-        if self._child is not None and self._child.poll() is None:
-            self._child.kill()
-            self._child.communicate()
+        self._child.kill()
 
 
 def make_executor(jobs: int, scheduler: str | None, *, in_process: bool, ref: FactoryRef | None = None) -> Any:

@@ -50,6 +50,8 @@ START_UP: dict[tuple[str, str], str] = {
     ("driver.search_parser", "driver.tune_command"): "a command's module, when that command runs",
     ("driver.search_parser", "driver.synth_command"): "a command's module, when that command runs",
     ("driver.tune_exec", "dask.distributed"): "an optional dependency (the tune extra), for --scheduler only",
+    ("driver.dask_probe", "dask.distributed"): "an optional dependency (the tune extra): the probe child only, "
+                                               "which tune starts after importing dask itself",
     ("driver.tune_cluster", "dask.distributed"): "an optional dependency (the tune extra), for a local cluster only",
     ("driver.cli_parser", "driver.visa_command"): "a command's module, when that command runs",
     ("driver.cli_parser", "driver.targets_command"): "a command's module, when that command runs",

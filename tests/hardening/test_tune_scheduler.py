@@ -14,6 +14,7 @@ import pytest
 
 from driver import tune_exec
 from driver.cli import main
+from tests.tune.probe_fresh import probe_in_a_fresh_process
 
 pytest.importorskip("distributed")
 
@@ -48,3 +49,17 @@ def test_a_port_that_never_answers_times_out(tmp_path, capsys, monkeypatch):
     assert status == 2 and time.monotonic() - start < 30
     text = capsys.readouterr()
     assert "did not answer within 2 s" in text.out + text.err and "Traceback" not in text.out + text.err
+
+
+def test_a_forked_probe_gives_up_on_a_port_that_never_answers():
+    """Run with one thread, tune asks the scheduler from a fork of itself (no second
+    interpreter importing dask); a listening port that never answers still times out."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)  # the kernel completes the connections; nothing ever answers them
+    try:
+        out = probe_in_a_fresh_process(f"tcp://127.0.0.1:{server.getsockname()[1]}")
+    finally:
+        server.close()
+    code, forked, seconds, why = out.split(" ", 3)
+    assert (code, forked) == ("USAGE", "True") and "did not answer within 2 s" in why and int(seconds) < 15

@@ -9,6 +9,7 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import multiprocessing
 import threading
 
 import attrs
@@ -23,6 +24,7 @@ from driver.tune_cluster import local_cluster
 from driver.tune_eval import Batch, Candidate
 from driver.tune_exec import FactoryRef, load_space, make_executor
 from driver.tune_report import write_report
+from tests.tune.probe_fresh import probe_in_a_fresh_process
 from ir.errors import NpuOptError
 from visa import parse_visa
 
@@ -120,11 +122,14 @@ def test_dask_scheduler_and_worker_processes_run_the_space_unchanged(tmp_path: P
     inline = tune(_space(), prune=False)
     with local_cluster(workers=2, threads=1, timeout=60) as address:
         remote = _within(120, lambda: tune(_space(), ref=FactoryRef(FILE, "SPACE"), scheduler=address, prune=False))
+        pruned = _within(120, lambda: tune(_space(), ref=FactoryRef(FILE, "SPACE"), scheduler=address))
+        assert probe_in_a_fresh_process(address) == "answered True"  # the probe forked, as on the command line
         status = _within(120, lambda: main(["tune", FILE, "--space", "SPACE", "--scheduler", address,
                                             "-o", str(tmp_path), "--format", "json"]))
     assert remote.executor == f"dask at {address} (2 threads)"
     assert [(c.status, c.makespan) for c in remote.candidates] == [(c.status, c.makespan) for c in inline.candidates]
     assert remote.winner.index == inline.winner.index
+    _agrees(pruned, inline)
     report = json.loads(capsys.readouterr().out)
     assert status == 0 and report["winner"] == inline.winner.index and report["executor"].startswith("dask at ")
 
@@ -249,12 +254,101 @@ def test_this_process_finds_a_makespan_before_any_batch_leaves(monkeypatch: pyte
             log.append(("sent", len(batch.items)))
             return super().submit(fn, batch)
 
+    def fake(batch, k):  # the first k candidates evaluated are refused, the rest compile
+        done = sum(n for where, n in log if where == "here")
+        log.append(("here", len(batch.items)))
+        return 0.0, [Candidate(i, p, "ok" if done + j >= k else "refused", makespan=1 if done + j >= k else None)
+                     for j, (i, p) in enumerate(batch.items)]
+
     for first_ok, want in ((4, 3), (0, 1), (99, 3)):
         log.clear()
-        monkeypatch.setattr(tune_mod, "evaluate_timed", lambda b, k=first_ok: log.append(("here", len(b.items))) or (
-            0.0, [Candidate(i, p, "ok" if i >= k else "refused", makespan=1 if i >= k else None) for i, p in b.items]))
+        monkeypatch.setattr(tune_mod, "evaluate_timed", lambda b, k=first_ok: fake(b, k))
         points = [{"k": k} for k in range(40)]
         tune_mod._sweep(Helping(), points, lambda idx: Batch(None, "rngd", None, True,
                                                               tuple((i, points[i]) for i in idx)), lambda cs: None)
         assert log[:want] == [("here", tune_mod.MIN_BATCH)] * want, first_ok
         assert log[want][0] == "sent", first_ok
+
+
+def test_the_sweep_sends_candidates_spread_over_the_space() -> None:
+    """`spread` is a permutation whose first 2^j entries fall one in each 2^j-th of the space,
+    so the first candidates sample every value of the slowest-varying lever."""
+    for count in (1, 2, 6, 40, 232, 256):
+        order = tune_mod.spread(count)
+        assert sorted(order) == list(range(count)), count
+    assert tune_mod.spread(256)[:4] == [0, 128, 64, 192]
+    order = tune_mod.spread(232)
+    for parts in (2, 4, 8):
+        assert sorted(k * parts // 232 for k in order[:parts]) == list(range(parts)), parts
+
+
+def _fake_space(monkeypatch: pytest.MonkeyPatch, count: int, evaluated: list[tuple[int, int | None]]):
+    """Candidates whose makespan (and bound) falls with their index, the best last: `evaluate`
+    replaced by a pruning as the tuner's (bound > cutoff), recording (index, cutoff)."""
+    def evaluate(space, index, params, target, cutoff):
+        evaluated.append((index, cutoff))
+        makespan = 1000 - index
+        if cutoff is not None and makespan > cutoff:
+            return Candidate(index, params, "pruned", bound=makespan)
+        return Candidate(index, params, "ok", makespan=makespan, bound=makespan)
+
+    monkeypatch.setattr(tune_eval, "evaluate", evaluate)
+    monkeypatch.setattr(tune_eval, "resolve_space", lambda ref: ref)
+    return [{"k": k} for k in range(count)]
+
+
+def test_a_space_whose_best_candidates_come_last_is_mostly_pruned(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Swept from its start, such a space pruned nothing (every candidate beat the one
+    before); spread, a makespan near the best is known early."""
+    evaluated: list[tuple[int, int | None]] = []
+    points = _fake_space(monkeypatch, 200, evaluated)
+    found: list[Candidate] = []
+    tune_mod._sweep(tune_mod.make_executor(1, None, in_process=True), points,
+                    lambda idx: Batch(None, "rngd", None, True, tuple((i, points[i]) for i in idx), "s1"),
+                    found.extend)
+    assert sorted(c.index for c in found) == list(range(200))
+    assert sum(c.status == "ok" for c in found) < 20
+    assert min((c for c in found if c.status == "ok"), key=lambda c: c.makespan).index == 199
+
+
+def test_a_batch_prunes_against_the_best_found_in_its_sweep_and_the_pools(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Within one sweep a batch prunes against what earlier batches in this process found and
+    against the pool's shared best (a multiprocessing.Value), besides its own cutoff; a batch
+    of another sweep starts afresh."""
+    evaluated: list[tuple[int, int | None]] = []
+    points = _fake_space(monkeypatch, 10, evaluated)
+    batch = lambda idx, sweep, cutoff=None: Batch(None, "rngd", cutoff, True,  # noqa: E731
+                                                  tuple((i, points[i]) for i in idx), sweep)
+    tune_eval.evaluate_batch(batch([3], "one"))
+    tune_eval.evaluate_batch(batch([1, 5], "one", cutoff=999))
+    assert evaluated[1:] == [(1, 997), (5, 997)]  # 997: candidate 3's makespan, found by the first batch
+    evaluated.clear()
+    tune_eval.evaluate_batch(batch([2], "two"))
+    assert evaluated == [(2, None)]
+    shared = multiprocessing.get_context("fork").Value("q", 0)
+    tune_eval.share_best(shared)
+    try:
+        shared.value = 992  # found by another process of the pool
+        evaluated.clear()
+        out = tune_eval.evaluate_batch(batch([0, 9], "three"))
+        assert evaluated == [(0, 992), (9, 992)] and [c.status for c in out] == ["pruned", "ok"]
+        assert shared.value == 991  # candidate 9's makespan, published to the pool
+    finally:
+        tune_eval.share_best(None)
+
+
+def test_pruned_sweeps_agree_across_executors() -> None:
+    """Serial and `--jobs 2` sweeps with pruning: the same winner, every candidate either
+    scheduled with the unpruned sweep's makespan or pruned with a bound above the winner's."""
+    full = tune(_space(), prune=False)
+    for result in (tune(_space()), tune(_space(), ref=FactoryRef(FILE, "SPACE"), jobs=2)):
+        _agrees(result, full)
+
+
+def _agrees(result, full) -> None:
+    assert result.winner.index == full.winner.index and result.winner.makespan == full.winner.makespan
+    for c in result.candidates:
+        if c.status == "pruned":
+            assert c.bound > result.winner.makespan and c.index != result.winner.index
+        else:
+            assert (c.status, c.makespan) == (full.candidates[c.index].status, full.candidates[c.index].makespan)

@@ -57,7 +57,7 @@ def _lowered(space, point) -> tuple[int, int, int, int] | None:
     return (tune_eval.early_bound(traced, tgt, RATES), *found[0]) if found else None
 
 
-@pytest.mark.parametrize("seed", [0, 3])
+@pytest.mark.parametrize("seed", [0, 1])
 def test_early_bound_is_the_dma_work_of_the_lowering(seed: int) -> None:
     space, items = _drawn(seed, 5)
     seen = looped = 0
