@@ -28,6 +28,7 @@ from typing import Any
 
 import attrs
 
+from ir.location import OWN_PACKAGES
 from npu_opt.per_file_imports import scope_files, system_roots
 from driver.replay import digest, env_value, link_of, listing_of, resolve, stat_of
 
@@ -116,7 +117,7 @@ def _is_user_module_path(file: str) -> bool:
     return not os.path.abspath(file).startswith(system_roots())
 
 
-_OWN = frozenset({"ir", "npu_opt", "tu_ops", "visa", "backends", "driver"})
+_OWN = OWN_PACKAGES
 _STAT = os.stat
 _LSTAT = os.lstat
 _READLINK = os.readlink

@@ -31,7 +31,7 @@ def stamp_of(paths: list[str]) -> tuple[str | None, int]:
     return sha256("".join(lines).encode()).hexdigest(), newest
 
 
-_PACKAGES = ("ir", "npu_opt", "driver", "tu_ops", "visa", "backends")
+_PACKAGES = ("ir", "npu_opt", "synth", "driver", "tu_ops", "visa", "backends")  # ir.location.OWN_PACKAGES
 _SOURCES = (".py", ".lark", ".toml")
 _RACY_NS = 2_000_000_000
 

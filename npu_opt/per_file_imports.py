@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+from ir.location import OWN_PACKAGES
 from npu_opt.fault_owner import ClosedOutput, ProcessExit, SelfSignal
 from npu_opt.shared_modules import forget, own_changes
 
@@ -37,7 +38,7 @@ def system_roots() -> tuple[str, ...]:
     roots = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
     roots |= {sys.prefix, sys.base_prefix, sys.exec_prefix}
     here = Path(__file__).resolve().parents[1]  # npu-opt's own packages, loaded yet or not
-    roots.update(str(here / package) for package in ("ir", "npu_opt", "tu_ops", "visa", "backends", "driver"))
+    roots.update(str(here / package) for package in sorted(OWN_PACKAGES))
     return tuple(str(Path(r).resolve()) + os.sep for r in roots if r)
 
 

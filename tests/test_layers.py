@@ -239,3 +239,14 @@ def test_the_fast_modules_register_on_the_plain_hooks():
     registered = {m.group(1) for path in (ROOT / "visa" / "interp" / "fast").glob("*.py")
                   for m in re.finditer(r'@register\("([a-z_]+)"\)', path.read_text(encoding="utf-8"))}
     assert asked == registered
+
+
+def test_every_list_of_npu_opts_own_packages_is_the_one_list():
+    """ir.location.OWN_PACKAGES is the list; the two modules that import nothing of npu-opt's
+    spell it out, and this holds them equal to it and to this file's PACKAGES (a package
+    missing from one of them was re-imported per kernel file as if it were the user's)."""
+    from driver import crash_guard, fingerprint
+    from ir.location import OWN_PACKAGES
+
+    assert set(PACKAGES) == OWN_PACKAGES == set(fingerprint._PACKAGES)
+    assert {Path(p).name for p in crash_guard._OURS} == OWN_PACKAGES

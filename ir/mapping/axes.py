@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 
 from ir.errors import MappingError
+from ir.location import OWN_PACKAGES
 from ir.mapping.nodes import Symbol
 
 __all__ = ["Axis", "axes", "registry_of", "caller_frame", "normalize_axes", "REGISTRY_NAME"]
@@ -27,7 +28,6 @@ RUST_KEYWORDS = frozenset("""
     match mod move mut pub ref return self Self static struct super trait true type unsafe use where
     while abstract become box do final macro override priv try typeof unsized virtual yield
 """.split())
-_OWN_PACKAGES = ("ir", "npu_opt", "driver", "tu_ops", "visa", "backends")
 
 
 @attrs.frozen
@@ -90,7 +90,7 @@ def caller_frame() -> FrameType:
     frame = sys._getframe(1)
     while frame.f_back is not None:
         module = frame.f_globals.get("__name__", "")
-        if module.split(".")[0] not in _OWN_PACKAGES:
+        if module.split(".")[0] not in OWN_PACKAGES:
             return frame
         frame = frame.f_back
     return frame
