@@ -24,18 +24,22 @@ __all__ = ["KeySpace", "LiveCells", "key_blocks", "key_space", "key_dtype", "liv
 
 @attrs.frozen
 class KeySpace:
-    """The fragments a key is made of (sorted) and the radix of each; `size` keys in all."""
+    """The fragments a key is made of (sorted) and the radix of each; `size` keys in all.
+    `modulus`: the span of each fragment's digit in a coordinate, its extent unless a
+    resized digit leaves a gap below the axis's next fragment (`A / 4, A % 4 = 3`: A[1:3)
+    spans 4 values of A, of which the key holds 3)."""
 
     frags: tuple[DigitRange, ...]
     radix: tuple[int, ...]
     size: int
+    modulus: tuple[int, ...]
 
     def contribution(self, axis: str, coords: np.ndarray) -> np.ndarray:
         """Key contribution of coordinates of one axis: its digits inside every fragment."""
         out = np.zeros(coords.shape, np.int64)
-        for f, r in zip(self.frags, self.radix):
+        for f, r, n in zip(self.frags, self.radix, self.modulus):
             if f.axis == axis:
-                out += ((coords // f.lo) % f.extent) * r
+                out += ((coords // f.lo) % n) * r
         return out
 
 
@@ -47,7 +51,16 @@ def key_space(frags: Sequence[DigitRange] | frozenset[DigitRange]) -> KeySpace:
     for f in reversed(fs):
         radix.append(size)
         size *= f.extent
-    return KeySpace(fs, tuple(reversed(radix)), size)
+    return KeySpace(fs, tuple(reversed(radix)), size, tuple(_span(f, fs) for f in fs))
+
+
+def _span(f: DigitRange, frags: tuple[DigitRange, ...]) -> int:
+    """How many values of its axis `f`'s digit is read modulo: its extent, unless the axis's
+    next fragment above it starts on no multiple of `f.hi` (a resized digit, A[1:3) under
+    A[4:16)); then up to that fragment's start."""
+    above = [g.lo for g in frags if g.axis == f.axis and g.lo >= f.hi]
+    nxt = min(above) if above else None
+    return nxt // f.lo if nxt is not None and nxt % f.hi and nxt % f.lo == 0 else f.extent
 
 
 def _refined(factors: tuple[Factor, ...], space: KeySpace) -> tuple[Factor, ...]:

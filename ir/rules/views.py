@@ -23,7 +23,7 @@ import numpy as np
 
 from ir.diagnostic import Violation
 from ir.errors import MappingError
-from ir.mapping.factors import AxisFactor, PaddingFactor, RaggedFactor, factor_mapping
+from ir.mapping.factors import AxisFactor, PaddingFactor, RaggedFactor, canon, factor_mapping
 from ir.mapping.nodes import Mapping, Pad, PaddingKind, Symbol, pair_all, tree_nodes, written
 from ir.mapping.ops import strides
 
@@ -112,6 +112,23 @@ def _tiled(factors: list, at: int, digit: Any, length: int, writable: bool) -> M
     return pair_all([_render(f) for f in factors[:at]] + [window] + [_render(f) for f in factors[at + 1:]])
 
 
+def _tiled_factors(factors: list, at: int, digit: Any, length: int, writable: bool) -> list | None:
+    """`_tiled` as a factor list, keeping the level's ragged pieces as they are; None when
+    the window itself has no factor form."""
+    try:
+        window = _tiled([factors[at]], 0, digit, length, writable).factors()
+    except (MappingError, TypeError, ValueError):
+        return None
+    return canon(list(factors[:at]) + list(window) + list(factors[at + 1:]))
+
+
+def _factors_equal(wanted: Mapping, factors: list) -> bool:
+    try:
+        return canon(list(wanted.factors())) == factors
+    except MappingError:
+        return False
+
+
 def tile_extent(index: Mapping) -> int:
     """How many values the tile index names (its one digit range; 1 for a unit index)."""
     padded = _padded_as_axis(index)
@@ -154,9 +171,18 @@ def tile_offset(level: Mapping, index: Mapping, length: int, wanted: Mapping, st
     try:
         expected = _tiled(factors, at, digit, length, writable)
     except (MappingError, TypeError, ValueError):
-        return Violation("VIEW-1", f"the view `{level}` has a ragged piece the tile cannot be split around",
-                         help="tile the view before the tile that made it ragged, or use lengths that divide")
-    if not expected.equivalent(wanted):
+        expected = None
+    if expected is None:  # a ragged piece elsewhere (an earlier tile of another axis): compare factor forms
+        same = _tiled_factors(factors, at, digit, length, writable)
+        if same is None:
+            return Violation("VIEW-1", f"the view `{level}` has a ragged piece the tile cannot be split around",
+                             help="tile the view before the tile that made it ragged, or use lengths that divide")
+        if wanted.size != level.size or not _factors_equal(wanted, same):
+            return Violation("VIEW-2", f"the tile of `{level}` by `{index}` ({length} of {digit.extent}) is not "
+                                       f"`{wanted}`",
+                             help=f"write the view's mapping with `{index}` cut to its first {length} values and "
+                                  f"padded back to {digit.extent}")
+    elif not expected.equivalent(wanted):
         return Violation("VIEW-2", f"the tile of `{level}` by `{index}` ({length} of {digit.extent}) is "
                                    f"`{expected}`, not `{wanted}`",
                          help=f"write the tile's mapping as m(\"{written(expected)}\")"

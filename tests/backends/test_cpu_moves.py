@@ -50,6 +50,30 @@ def test_ragged_factor_split_over_levels_decodes_jointly() -> None:
     np.testing.assert_array_equal(plan.index[:19], np.arange(19))
 
 
+def test_a_resized_digit_under_a_coarser_digit_keys_its_own_values() -> None:
+    """`A / 2, A % 2 = 1` (the first value of each pair): the resized digit A[1:2) and the
+    digit A[2:4) leave a gap in A's key digits; each destination cell still reads the source
+    cell of its own A (A = 0 and A = 2), in either direction and beside another axis."""
+    plan = _plan(("A, B",), ("A / 2, A % 2 = 1, B",))
+    src = np.arange(12).reshape(4, 3)
+    np.testing.assert_array_equal(src.reshape(-1)[plan.index].reshape(2, 3), src[::2])
+    back = _plan(("A / 2, A % 2 = 1, B",), ("B, A / 2, A % 2 = 1",))
+    np.testing.assert_array_equal(np.arange(6).reshape(2, 3).reshape(-1)[back.index].reshape(3, 2),
+                                  np.arange(6).reshape(2, 3).T)
+
+
+def test_a_three_of_four_digit_moves_onto_a_trimmed_packet() -> None:
+    """The book's read_slicing time `E / 4, E % 4 = 3` (|E| = 16: the first 3 of each 4) with a
+    packet `G # 32` trimmed to `G`: every live cell keeps its value (it was an IndexError, a
+    key past the key space: the digits E[1:3) and E[4:16) leave a gap)."""
+    ax = {"E": 16, "F": 8, "G": 8}
+    src = tuple(m(s, axes=ax) for s in ("E / 4, E % 4 = 3, F", "G # 32"))
+    dst = tuple(m(s, axes=ax) for s in ("E / 4, E % 4 = 3, F", "G"))
+    plan = move_plan(src, dst)
+    cells = np.arange(12 * 8 * 32).reshape(12 * 8, 32)[:, :8]
+    np.testing.assert_array_equal(np.arange(12 * 8 * 32)[plan.index].reshape(12 * 8, 8), cells)
+
+
 @pytest.mark.parametrize("n_rows, live", [(6, (0, 1, 3)), (7, (1, 2, 3)), (9, (2, 3, 3)), (4, (3, 1, 1))])
 def test_a_strided_copy_over_some_rows_zeroes_every_other_row(n_rows, live):
     """`apply_form` writes the live rows whole and zeroes only the others (no zeroed

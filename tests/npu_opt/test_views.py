@@ -302,3 +302,32 @@ def test_a_feed_over_a_tile_verifies_and_a_shifted_one_is_refused():
     assert 'source=(%1, 0, f32, "D = 32 # 64")' in text
     with pytest.raises(Exception, match=r"\[FEED-15\] .* at offset 40 is neither %1's element \"D\" nor a tile of it"):
         verify_text(text.replace('source=(%1, 0, f32, "D = 32 # 64")', 'source=(%1, 40, f32, "D = 32 # 64")'))
+
+
+@device(chip=1)
+def two_axis_window(ctx: Context, x: HbmTensor[i8, Chip, m("A, B")]) -> HbmTensor[i8, Chip, m("A / 4, A % 4 = 3, B / 16, B % 16 = 8")]:
+    """The first 3 rows of every 4 and the first 8 columns of every 16: a tile of a tile on
+    another axis (the reference book's read_slicing, sequencer.md, as tiles)."""
+    d = x.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("A, B")])
+    rows = d.view().tile(m("A % 4"), 3, m("A / 4, A % 4 = 3 # 4, B"), 0)
+    both_axes = rows.tile(m("B % 16"), 8, m("A / 4, A % 4 = 3 # 4, B / 16, B % 16 = 8 # 16"), 0)
+    t = m("A / 4, A % 4 = 3, B / 16")
+    y = (ctx.main.begin(both_axes).fetch(t, m("B % 16 = 8")).collect(t, m("B % 16 = 8 # 32"))
+         .commit_trim(m("B % 16 = 8")).commit(m("A / 4, A % 4 = 3, B / 16, B % 16 = 8")))
+    return y.to_hbm(ctx.tdma, HbmTensor[i8, Chip, m("A / 4, A % 4 = 3, B / 16, B % 16 = 8")])
+
+
+def test_a_tile_of_a_tile_on_another_axis_reads_the_window():
+    got = both(two_axis_window, X)
+    assert np.array_equal(got, X.reshape(16, 4, 2, 16)[:, :3, :, :8])
+
+
+@device(chip=1)
+def two_axis_window_misnamed(ctx: Context, x: HbmTensor[i8, Chip, m("A, B")]) -> None:
+    d = x.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("A, B")])
+    rows = d.view().tile(m("A % 4"), 3, m("A / 4, A % 4 = 3 # 4, B"), 0)
+    rows.tile(m("B % 16"), 8, m("A / 4, A % 4 = 3 # 4, B / 16, B % 16 = 4 # 16"), 0)   # 8 values, not 4
+
+
+def test_a_tile_of_a_tile_with_the_wrong_mapping_is_view_2():
+    assert [d.code for d in two_axis_window_misnamed.trace().diagnostics] == ["VIEW-2"]
