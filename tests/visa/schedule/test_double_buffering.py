@@ -22,7 +22,7 @@ What the model can match and what it cannot, today:
   `for`, so its pairs overlap too, which the reference's rolled pair loop does not: it models
   below the reference's 15,477 (-13.8 %), pinned within 20 %. As the reference writes it, the
   pair loop a `ctx.loop` (tests/visa/schedule/double_buffering_forms.py), it models at
-  +3.2 %, pinned within 5 %.
+  +3.2 %, pinned within 4 %.
 - The three forms as the reference writes them model in its order: unrolled <= pipelined <
   rolled.
 """
@@ -30,6 +30,7 @@ What the model can match and what it cannot, today:
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 from pathlib import Path
 
 import ml_dtypes
@@ -41,6 +42,7 @@ from tests.visa.schedule import double_buffering as db
 from tests.visa.schedule import double_buffering_forms as forms
 from visa import parse_visa
 from visa.schedule import builtin_rates, schedule_artifact
+from visa.schedule.steps import trf_read_blocks
 
 REFERENCE = {"rolled": 19_106, "software_pipelined": 15_477, "software_pipelined_rolled": 15_477, "unrolled": 15_086}
 RATES = builtin_rates("rngd")
@@ -124,7 +126,7 @@ def test_the_three_forms_model_in_the_references_order_near_its_figures(schedule
     unrolled, pipelined, rolled = (schedules[k].makespan for k in ("unrolled", "software_pipelined_rolled", "rolled"))
     assert unrolled <= pipelined < rolled
     assert abs(_error(schedules, "rolled")) < 0.02
-    assert abs(_error(schedules, "software_pipelined_rolled")) < 0.05
+    assert abs(_error(schedules, "software_pipelined_rolled")) < 0.04
     assert abs(_error(schedules, "unrolled")) < 0.12
 
 
@@ -152,3 +154,16 @@ def test_a_store_beside_a_contraction_yields_the_banks_to_its_missed_reads(sched
     assert len(beside) == 19
     assert all(slot.end - slot.start == slot.step.duration + 2 for slot in beside)
     assert stages[0].end - stages[0].start == stages[0].step.duration   # no contraction beside the first
+
+
+@pytest.mark.parametrize("width, reads, rows, blocked", [
+    ("wide", 2, 4, 2),     # the case above: each wide read a new row pair, all missed once
+    ("wide", 16, 4, 2),    # reads again of rows the cache holds: hits, the store proceeds
+    ("narrow", 4, 4, 2),   # narrow misses alternate the banks: the store keeps half its rate
+    ("narrow", 3, 4, 2),   # half a cycle each, rounded up
+    ("wide", 16, 12, 16),  # more rows than the cache holds (8 a lane): every read misses
+])
+def test_the_blocked_cycles_follow_the_books_bank_rules(width, reads, rows, blocked):
+    op = SimpleNamespace(output_type=SimpleNamespace(time=SimpleNamespace(size=reads)),
+                         trf_read=SimpleNamespace(width=SimpleNamespace(value=width)))
+    assert trf_read_blocks(op, rows) == blocked
