@@ -13,6 +13,11 @@ shared resource is handed from step to step in body order), and none before `ori
 the cycle the kernel's first command can issue. A step's `wait` says what
 its start waited for: a `dependency` (the hazard, on which location) or a `resource`
 (which one, held by which step).
+
+A store into the TRF and a contraction reading it on the other context share the TRF's
+banks (both halves live in them), and a read wins a bank: where the two overlap in time the
+store ends later by the contraction's `trf_blocks` (its reads that miss the read cache,
+steps.trf_read_blocks), whichever of the two was placed first.
 """
 
 from __future__ import annotations
@@ -100,6 +105,7 @@ def schedule_steps(steps: list[Step], origin: int = 0) -> tuple[list[Slot], list
         preds.setdefault(h.after, []).append(h)
     free: dict[str, tuple[int, int]] = {}     # resource -> (free at, holder)
     slots: list[Slot] = []
+    banked: dict[str, list[int]] = {}         # context -> its TRF stores and contractions, in order
     for step in steps:
         dep = max(preds.get(step.index, ()), key=lambda h: (slots[h.before].end, -h.before), default=None)
         dep_ready = slots[dep.before].end if dep is not None else origin
@@ -112,11 +118,49 @@ def schedule_steps(steps: list[Step], origin: int = 0) -> tuple[list[Slot], list
             wait = Wait("dependency", dep.before, f"{dep.kind} on {dep.location}")
         else:
             wait = Wait("resource", holder, _resource_text(res))
-        end = start + step.duration
+        end = start + step.duration + _yield_banks(step, start, start + step.duration, slots, free, banked)
         for r in step.claims:
             free[r] = (end, step.index)
         slots.append(Slot(step, start, end, wait))
     return slots, found
+
+
+def _writes_trf(step: Step) -> bool:
+    return any(a.space == "trf" and a.write for a in step.accesses) and step.context in ("main", "sub")
+
+
+def _beside(start: int, end: int, order: list[int], slots: list[Slot]) -> list[int]:
+    """The slots of `order` (one context's, ending in order) overlapping [start, end)."""
+    out = []
+    for i in reversed(order):
+        if slots[i].end <= start:
+            break
+        if slots[i].start < end:
+            out.append(i)
+    return out
+
+
+def _yield_banks(step: Step, start: int, end: int, slots: list[Slot], free: dict[str, tuple[int, int]],
+                 banked: dict[str, list[int]]) -> int:
+    """Cycles `step` (a TRF store) waits for the bank reads of contractions beside it; if
+    `step` is a contraction, the stores placed beside it end later by its blocked cycles
+    (their claims too, when they still hold them). The other context only: one context runs
+    its commands one at a time."""
+    if not (_writes_trf(step) or step.trf_blocks):
+        return 0
+    beside = [i for context, order in banked.items() if context != step.context
+              for i in _beside(start, end, order, slots)]
+    banked.setdefault(step.context, []).append(len(slots))
+    if _writes_trf(step):
+        return sum(slots[i].step.trf_blocks for i in beside)
+    if step.trf_blocks:
+        for i in (i for i in beside if _writes_trf(slots[i].step)):
+            later = attrs.evolve(slots[i], end=slots[i].end + step.trf_blocks)
+            slots[i] = later
+            for r in later.step.claims:
+                if free.get(r, (0, -1))[1] == later.step.index:
+                    free[r] = (later.end, later.step.index)
+    return 0
 
 
 def _resource_text(resource: str) -> str:

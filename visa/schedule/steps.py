@@ -81,6 +81,7 @@ class Step:
     mac_peak: int = 0
     slice_dm_bytes: int = 0
     startup: int = 0           # cycles before its records stream (a program's command start-up)
+    trf_blocks: int = 0        # cycles its TRF reads hold banks a concurrent store needs (`trf_read_blocks`)
 
 
 def _loc(op: Any) -> str | None:
@@ -170,6 +171,29 @@ def mac_peak(rates: Rates, bits: int) -> int:
     return int(rates("tensor_unit", "contraction_lanes")) * per_lane * int(rates("tensor_unit", "packets_per_cycle"))
 
 
+TRF_CACHE_ROWS = 8
+"""Rows of one lane (32 bytes each, one bank) the TRF read cache holds: 4 rows x 2 banks (the
+reference's register-files chapter, "Double Buffering": 8 lanes x 2 banks x 4 rows x 320 bits)."""
+
+
+def trf_read_blocks(op: Any, rows: int) -> int:
+    """Cycles a `contract_outer` reading a `rows`-row TRF operand keeps a concurrent store off
+    the banks (the reference's register-files chapter, "Double Buffering"): a read wins its bank
+    over a store; a read the cache holds leaves the bank free; a wide read (64 bytes, both banks)
+    blocks the store for each miss; narrow reads alternate the two banks, so a store keeps half
+    its rate over their misses. One read a cycle (`busy_cycles`); an operand the cache holds
+    misses once a row (pair of rows for a wide read); a larger one on every read."""
+    reads = op.output_type.time.size
+    wide = op.trf_read.width.value == "wide"
+    misses = reads if rows > TRF_CACHE_ROWS else min(reads, -(-rows // 2) if wide else rows)
+    return misses if wide else -(-misses // 2)
+
+
+def _trf_blocks(program: TuProgram, trf: dict[int, Any], target: Target) -> int:
+    return sum(trf_read_blocks(op, trf[op.weights.id].rows) for op in program.ops
+               if op.MNEMONIC == "contract_outer" and op.weights.id in trf)
+
+
 def _mac_peak(op: Any, rates: Rates, target: Target) -> int:
     """MACs per cycle per slice the contraction engine can reach with this op's stream dtype."""
     return mac_peak(rates, target.bits_of(op.input_type.dtype) or 8)
@@ -194,7 +218,7 @@ def _program_step(index: int, program: TuProgram, allocs: Allocs, rates: Rates, 
     return Step(index=index, label=f"program {program.index}", context=context,
                 duration=startup + max((r.cycles for r in records), default=0), records=records, startup=startup,
                 accesses=_program_accesses(program, allocs, target), claims=tuple(claims), bank_run=longest,
-                macs=macs, mac_peak=peak, slice_dm_bytes=dm_bytes)
+                macs=macs, mac_peak=peak, slice_dm_bytes=dm_bytes, trf_blocks=_trf_blocks(program, allocs[1], target))
 
 
 def build_steps(kernel: LoweredKernel, rates: Rates, target: Target) -> list[Step]:

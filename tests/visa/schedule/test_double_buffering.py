@@ -11,16 +11,18 @@ What the model can match and what it cannot, today:
 - `unrolled` stages each group while the previous one is contracted: the lowering keeps a TRF
   tensor made outside a rolled loop off the previous TRF tensor's rows (rows [0, 4) and
   [4, 8) by parity), as the reference's scheduler alternates the TRF halves (`FirstHalf` /
-  `SecondHalf`). It models 11.8 % below the reference's 15,086, pinned within 12 %: the
-  model does not charge the bank contention of a store into one half while the contraction
-  reads the other (the reference's register-files chapter), so the stage costs the same
-  overlapped or not. (With every group at row 0 it modelled at the rolled figure, +25 %.)
+  `SecondHalf`). A stage beside a contraction waits for the contraction's TRF reads that miss
+  the read cache (the reference's register-files chapter: the halves share banks, a read
+  wins): 2 cycles a group here. It models 11.6 % below the reference's 15,086, pinned within
+  12 %: the contention, as the book states it, is small; what else the reference keeps
+  serial is not in its book (docs/tuning.md). (With every group at row 0 it modelled at the
+  rolled figure, +25 %.)
 - `software_pipelined` keeps two groups live, so they sit in rows [0, 4) and [4, 8) and the
   staging of the second overlaps the contraction of the first. Its pair loop is a Python
   `for`, so its pairs overlap too, which the reference's rolled pair loop does not: it models
-  below the reference's 15,477 (-14 %), pinned within 20 %. As the reference writes it, the
+  below the reference's 15,477 (-13.8 %), pinned within 20 %. As the reference writes it, the
   pair loop a `ctx.loop` (tests/visa/schedule/double_buffering_forms.py), it models at
-  +3.1 %, pinned within 5 %.
+  +3.2 %, pinned within 4 %.
 - The three forms as the reference writes them model in its order: unrolled <= pipelined <
   rolled.
 """
@@ -28,6 +30,7 @@ What the model can match and what it cannot, today:
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 from pathlib import Path
 
 import ml_dtypes
@@ -39,6 +42,7 @@ from tests.visa.schedule import double_buffering as db
 from tests.visa.schedule import double_buffering_forms as forms
 from visa import parse_visa
 from visa.schedule import builtin_rates, schedule_artifact
+from visa.schedule.steps import trf_read_blocks
 
 REFERENCE = {"rolled": 19_106, "software_pipelined": 15_477, "software_pipelined_rolled": 15_477, "unrolled": 15_086}
 RATES = builtin_rates("rngd")
@@ -122,7 +126,7 @@ def test_the_three_forms_model_in_the_references_order_near_its_figures(schedule
     unrolled, pipelined, rolled = (schedules[k].makespan for k in ("unrolled", "software_pipelined_rolled", "rolled"))
     assert unrolled <= pipelined < rolled
     assert abs(_error(schedules, "rolled")) < 0.02
-    assert abs(_error(schedules, "software_pipelined_rolled")) < 0.05
+    assert abs(_error(schedules, "software_pipelined_rolled")) < 0.04
     assert abs(_error(schedules, "unrolled")) < 0.12
 
 
@@ -135,3 +139,31 @@ def test_the_tuning_guide_quotes_these_makespans(schedules):
         s = schedules[name]
         row = f"| {form} | {REFERENCE[name]:,} | {s.makespan:,} | {100 * _error(schedules, name):+.1f} % |"
         assert row.replace("+-", "-") in page, row
+
+
+def test_a_store_beside_a_contraction_yields_the_banks_to_its_missed_reads(schedules):
+    # the reference's register-files chapter ("Double Buffering"): both TRF halves share the
+    # banks, a read wins a bank over a store, a read that hits the 4-row read cache leaves the
+    # bank free, and a wide (64-byte) read holds both banks. A group is 64 bf16 = 128 bytes a
+    # lane: 2 wide reads, each of a row the cache does not hold yet, so 2 cycles the store waits
+    s = schedules["unrolled"]
+    contractions = [slot for slot in s.slots if slot.step.context == "main"]
+    assert {slot.step.trf_blocks for slot in contractions} == {2}
+    stages = [slot for slot in s.slots if slot.step.context == "sub"]
+    beside = [slot for slot in stages if any(c.start < slot.end and slot.start < c.end for c in contractions)]
+    assert len(beside) == 19
+    assert all(slot.end - slot.start == slot.step.duration + 2 for slot in beside)
+    assert stages[0].end - stages[0].start == stages[0].step.duration   # no contraction beside the first
+
+
+@pytest.mark.parametrize("width, reads, rows, blocked", [
+    ("wide", 2, 4, 2),     # the case above: each wide read a new row pair, all missed once
+    ("wide", 16, 4, 2),    # reads again of rows the cache holds: hits, the store proceeds
+    ("narrow", 4, 4, 2),   # narrow misses alternate the banks: the store keeps half its rate
+    ("narrow", 3, 4, 2),   # half a cycle each, rounded up
+    ("wide", 16, 12, 16),  # more rows than the cache holds (8 a lane): every read misses
+])
+def test_the_blocked_cycles_follow_the_books_bank_rules(width, reads, rows, blocked):
+    op = SimpleNamespace(output_type=SimpleNamespace(time=SimpleNamespace(size=reads)),
+                         trf_read=SimpleNamespace(width=SimpleNamespace(value=width)))
+    assert trf_read_blocks(op, rows) == blocked

@@ -5,10 +5,10 @@ and their modelled makespans against the reference's tuning chapter (20 weight g
 software pipeline 15,477 cycles, unrolled 15,086).
 
 - The rolled pair loop repeats one body schedule (stage two groups, contract both), so its
-  pairs do not overlap, as in the reference: 15,950 cycles, +3.1 % (the Python `for` over the
-  pairs, whose pairs overlap, models at 13,304, -14 %).
+  pairs do not overlap, as in the reference: 15,970 cycles, +3.2 % (the Python `for` over the
+  pairs, whose pairs overlap, models at 13,342, -13.8 %).
 - The alternating kernel's groups sit in TRF rows [0, 4) and [4, 8) by parity, so staging
-  group g + 1 overlaps contracting group g: 13,304 cycles, -11.8 % against the reference's
+  group g + 1 overlaps contracting group g: 13,342 cycles, -11.6 % against the reference's
   15,086. The unrolled kernel, written without the alternation, gets the same rows from the
   lowering (a TRF tensor made outside a rolled loop keeps off the previous one's rows) and
   the same makespan; before the lowering alternated, its groups all took row 0 (18,890).
@@ -61,7 +61,7 @@ def test_the_rolled_pair_loop_is_one_body_of_two_stages_and_two_contractions():
 
 def test_the_rolled_pair_loop_models_near_the_reference(makespans):
     got = makespans["software_pipelined_rolled"]
-    assert abs(got / REFERENCE["software_pipelined"] - 1) < 0.05
+    assert abs(got / REFERENCE["software_pipelined"] - 1) < 0.04
     # its pairs run one after another: slower than the Python `for` over the pairs, faster than one group a body
     assert makespans["software_pipelined"] < got < makespans["rolled"]
 
