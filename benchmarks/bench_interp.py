@@ -9,9 +9,9 @@ kernel's layout is printed, and the worst kernel (fixed or drawn) with it.
 
 Each kernel is measured in a fresh Python process of its own (`isolated`; its pid is
 printed): in one process the cpu backend's time on a kernel depended on which kernels had run
-before it (41-49 ms CPU on drawn_s1_1 after gemm_bf16_512 and dense_bf16, 25-30 ms alone; the
-allocator's state, caches and pools one kernel leaves to the next), by as much as the goal's
-margin. In that process both paths run on the same inputs (the interpreter tests' own:
+before it (the allocator's state, caches and pools one kernel leaves to the next), by as much
+as the goal's margin (a drawn kernel 24 ms CPU after another, 37 ms alone; docs/changes.md,
+"bench_interp: one process per kernel"). In that process both paths run on the same inputs (the interpreter tests' own:
 docs/testing.md values, and sensible indices and launch scalars for the examples of
 examples/*/); the outputs are checked equal bit for bit once (that run also compiles numba's
 kernels: both are timed warm; both paths' compiled cores are loaded first), then timed in
