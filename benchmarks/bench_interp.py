@@ -7,31 +7,39 @@ benchmarks/drawn_kernels.py (synth's layouts: random shapes, dtypes, placements,
 operand, packets, batched and tiled forms, transposed results; issue 61): each drawn
 kernel's layout is printed, and the worst kernel (fixed or drawn) with it.
 
-For each kernel both paths run on the same inputs (the interpreter tests' own: docs/testing.md
-values, and sensible indices and launch scalars for the examples of examples/*/); the
-outputs are checked equal bit for bit once (that run also compiles numba's kernels: both
-are timed warm; both paths' compiled cores are loaded first, so every kernel takes them on
-both), then timed in `--repeat` rounds (at least 5) in which the two take turns (which
-goes first rotating), so a change of the shared machine's load hits both alike. A round
-runs each path `calls` times (as many as make the cpu side last ~10 ms, so a 50 us kernel
-is not timed by one clock tick) and counts the mean. The cpu time is the baseline of the
-ratio (same rounds). The interpreter is timed on an already parsed artifact (compile and
-parse excluded); `npu_opt.run` caches its trace, so the cpu side is timed warm too.
+Each kernel is measured in a fresh Python process of its own (`isolated`; its pid is
+printed): in one process the cpu backend's time on a kernel depended on which kernels had run
+before it (the allocator's state, caches and pools one kernel leaves to the next), by as much
+as the goal's margin (a drawn kernel 24 ms CPU after another, 37 ms alone; docs/changes.md,
+"bench_interp: one process per kernel"). In that process both paths run on the same inputs (the interpreter tests' own:
+docs/testing.md values, and sensible indices and launch scalars for the examples of
+examples/*/); the outputs are checked equal bit for bit once (that run also compiles numba's
+kernels: both are timed warm; both paths' compiled cores are loaded first), then timed in
+`--rounds` rounds (at least 5) in which the two take turns (which goes first rotating), so
+a change of the shared machine's load hits both alike. A round runs each path `calls` times
+(as many as make the cpu side last ~10 ms, so a 50 us kernel is not timed by one clock tick)
+and counts the mean. The cpu time is the baseline of the ratio (same rounds). The
+interpreter is timed on an already parsed artifact (compile and parse excluded);
+`npu_opt.run` caches its trace, so the cpu side is timed warm too.
 
 Two ratios per kernel, each as min/min and median/median of the rounds: wall time, and
 process CPU time (every thread's, so it does not flatter a path that spreads over more
 cores, and it is steadier on a shared machine). The verdict takes the median CPU-time
-ratio. Threads: BLAS pools held to one thread; numba's kernels have no parallel loops
-(one thread each); the cpu backend and the interpreter keep their own worker threads
-(counts printed). Times printed are medians.
-Run: python benchmarks/bench_interp.py [--repeat N] [--drawn N] [--seed S] [kernel ...]
+ratio. Threads: BLAS pools held to one thread (OMP/OPENBLAS/MKL_NUM_THREADS=1 in the
+measuring process and threadpoolctl); numba's kernels have no parallel loops (one thread
+each); the cpu backend and the interpreter keep their own worker threads (counts printed,
+with the load average at the start and the end). Times printed are medians.
+Run: python benchmarks/bench_interp.py [--rounds N] [--drawn N] [--seed S] [kernel ...]
+(`drawn` as a kernel name: the drawn ones; `--repeat` is `--rounds`' older name)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 import zlib
@@ -152,64 +160,126 @@ def threads() -> str:
     return (f"threads: BLAS/OpenMP pools held to 1 (loaded: {pools}); numba kernels serial (no parallel "
             f"loops); the cpu backend's own workers {CPU_OPTIONS.threads} (CpuOptions.threads: large integer "
             f"matmuls, float products), the interpreter's {INTERP_THREADS} (its numpy float path); "
-            f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}")
+            f"{os.cpu_count()} cores")
+
+
+def kernel_named(name: str, drawn: int, seed: int):
+    """The kernel `name` of a run drawing `drawn` kernels with `seed` (a drawn one is drawn
+    again: the same seed gives the same kernels)."""
+    return kernels(drawn, seed)[name]
+
+
+def measure(name: str, rounds: int, drawn: int, seed: int) -> dict:
+    """One kernel's rounds, in this process (`isolated` runs it in a fresh one): the outputs
+    checked equal, then `rounds` interleaved rounds; medians and minima per path, seconds."""
+    # both paths take their compiled cores before the kernel runs (each loads them on its own
+    # only for a large contraction, or once loaded: otherwise the kernel's size decides)
+    jit = cpu_jit.enabled(True) and interp_jit.enabled(1 << 40)
+    kernel = kernel_named(name, drawn, seed)
+    with threadpool_limits(1):
+        arrays = inputs(kernel)
+        artifact = parse_visa(compile_kernel(kernel).text)
+        args = grouped(kernel, arrays)
+        launched = fresh(args)
+        returned = raw(npu_opt.run(kernel, *launched))
+        buffers = [raw(a.read())[0] for a in fresh_flat(launched) if isinstance(a, DmBuffer)]
+        got = raw(interpret(artifact, arrays))    # also warms numba
+        # the same bits: `run` returns the results and the in-out arrays, and leaves a
+        # written resident buffer's final contents in the buffer (the interpreter returns
+        # them among its finals)
+        assert all(r in got for r in returned) and all(g in returned + buffers for g in got), name
+        assert len(returned) <= len(got) <= len(returned) + len(buffers), name
+        t = time.perf_counter()
+        npu_opt.run(kernel, *fresh(args))
+        calls = max(1, min(200, round(ROUND / max(time.perf_counter() - t, 1e-6))))
+        (w_cpu, c_cpu), (w_int, c_int) = interleaved(
+            [lambda: npu_opt.run(kernel, *fresh(args)), lambda: interpret(artifact, arrays)], rounds, calls)
+        pools = threads()
+        blas = [p["num_threads"] for p in threadpool_info()]
+    med = statistics.median
+    return dict(name=name, layout=layout(name), pid=os.getpid(), jit=jit, calls=calls, threads=pools, blas=blas,
+                wall=dict(cpu=[med(w_cpu), min(w_cpu)], interp=[med(w_int), min(w_int)]),
+                cpu=dict(cpu=[med(c_cpu), min(c_cpu)], interp=[med(c_int), min(c_int)]))
+
+
+ONE = "--in-process"
+"""The flag under which `isolated`'s child process measures its one kernel."""
+MARK = "bench_interp result: "
+"""The prefix of the child's result line (JSON) on its stdout."""
+ONE_THREAD = {v: "1" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+"""BLAS/OpenMP pools at one thread from the child's start (threadpoolctl holds them there too)."""
+
+
+def isolated(name: str, rounds: int, drawn: int, seed: int) -> dict:
+    """`measure(name, ...)` in a fresh Python process of its own: nothing another kernel did
+    (allocator state, caches, pools, compiled cores loaded) is in the process measured.
+    Raises RuntimeError with the child's stderr when it fails."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), ONE, name, "--rounds", str(rounds),
+           "--drawn", str(drawn), "--seed", str(seed)]
+    done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **ONE_THREAD})
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith(MARK)]
+    if done.returncode or len(lines) != 1:
+        raise RuntimeError(f"{name}: measuring process failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    return json.loads(lines[0][len(MARK):])
+
+
+def ratios(row: dict, clock: str) -> tuple[float, float]:
+    """interp / cpu on `clock` ("wall" or "cpu"): (min/min, median/median)."""
+    t = row[clock]
+    return t["interp"][1] / t["cpu"][1], t["interp"][0] / t["cpu"][0]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("names", nargs="*", help="kernels to run (default: all; `drawn`: the drawn ones)")
-    ap.add_argument("--repeat", type=int, default=9)
+    ap.add_argument("--rounds", "--repeat", dest="rounds", type=int, default=9,
+                    help="interleaved rounds per kernel (at least 5)")
     ap.add_argument("--drawn", type=int, default=4, help="kernels drawn from benchmarks/drawn_kernels.py")
     ap.add_argument("--seed", type=int, default=1, help="the draw's seed")
+    ap.add_argument(ONE, dest="one", metavar="KERNEL", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    rounds = max(args.rounds, 5)
+    if args.one:
+        print(MARK + json.dumps(measure(args.one, rounds, args.drawn, args.seed)), flush=True)
+        return
     found = kernels(args.drawn, args.seed)
     for d in DRAWN.values():
         print(f"drawn {d.name}: {d.layout}")
-    # both paths take their compiled cores from the first kernel on (each loads them on its
-    # own only for a large contraction, or once loaded: otherwise the kernel order decides)
-    if not (cpu_jit.enabled(True) and interp_jit.enabled(1 << 40)):
-        print("numba is not importable: both paths run their numpy cores")
-    repeat = max(args.repeat, 5)
-    med = statistics.median
-    rows: list[tuple[str, float, float]] = []
-    with threadpool_limits(1):
-        print(threads())
-        print(f"{repeat} interleaved rounds; ratio interp / cpu: min/min (median/median); goal <= {GOAL}x "
-              "on every kernel, judged on the median CPU-time ratio")
-        print(f"{'kernel':28} {'calls':>5} {'cpu wall':>9} {'interp':>9} {'ratio':>13}   "
-              f"{'cpu CPU':>9} {'interp':>9} {'ratio':>13}")
-        for name in [n for a in args.names for n in (DRAWN if a == "drawn" else [a])] or found:
-            kernel = found[name]
-            arrays = inputs(kernel)
-            artifact = parse_visa(compile_kernel(kernel).text)
-            args = grouped(kernel, arrays)
-            launched = fresh(args)
-            returned = raw(npu_opt.run(kernel, *launched))
-            buffers = [raw(a.read())[0] for a in fresh_flat(launched) if isinstance(a, DmBuffer)]
-            got = raw(interpret(artifact, arrays))    # also warms numba
-            # the same bits: `run` returns the results and the in-out arrays, and leaves a
-            # written resident buffer's final contents in the buffer (the interpreter returns
-            # them among its finals)
-            assert all(r in got for r in returned) and all(g in returned + buffers for g in got), name
-            assert len(returned) <= len(got) <= len(returned) + len(buffers), name
-            t = time.perf_counter()
-            npu_opt.run(kernel, *fresh(args))
-            calls = max(1, min(200, round(ROUND / max(time.perf_counter() - t, 1e-6))))
-            (w_cpu, c_cpu), (w_int, c_int) = interleaved(
-                [lambda: npu_opt.run(kernel, *fresh(args)), lambda: interpret(artifact, arrays)], repeat, calls)
-            rows.append((name, min(c_int) / min(c_cpu), med(c_int) / med(c_cpu)))
-            print(f"{name:28} {calls:5} {med(w_cpu) * 1e3:7.2f}ms {med(w_int) * 1e3:7.2f}ms "
-                  f"{min(w_int) / min(w_cpu):5.2f} ({med(w_int) / med(w_cpu):5.2f})   "
-                  f"{med(c_cpu) * 1e3:7.2f}ms {med(c_int) * 1e3:7.2f}ms "
-                  f"{rows[-1][1]:5.2f} ({rows[-1][2]:5.2f})", flush=True)
-    worst = max(rows, key=lambda r: r[2])
-    over = [r[0] for r in rows if r[2] > GOAL]
-    drawn = [r for r in rows if r[0] in DRAWN]
+    names = [n for a in args.names for n in (DRAWN if a == "drawn" else [a])] or list(found)
+    unknown = [n for n in names if n not in found]
+    if unknown:
+        raise SystemExit(f"unknown kernels: {', '.join(unknown)}")
+    load = os.getloadavg()
+    print(f"each kernel in a fresh process of its own (pid printed), {rounds} interleaved rounds there; "
+          f"ratio interp / cpu: min/min (median/median); goal <= {GOAL}x on every kernel, judged on the "
+          f"median CPU-time ratio; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at the start")
+    rows: list[dict] = []
+    for name in names:
+        row = isolated(name, rounds, args.drawn, args.seed)
+        if not rows:
+            print(row["threads"])
+            if not row["jit"]:
+                print("numba is not importable: both paths run their numpy cores")
+            print(f"{'kernel':28} {'pid':>7} {'calls':>5} {'cpu wall':>9} {'interp':>9} {'ratio':>13}   "
+                  f"{'cpu CPU':>9} {'interp':>9} {'ratio':>13}")
+        rows.append(row)
+        w, c = ratios(row, "wall"), ratios(row, "cpu")
+        print(f"{name:28} {row['pid']:7} {row['calls']:5} {row['wall']['cpu'][0] * 1e3:7.2f}ms "
+              f"{row['wall']['interp'][0] * 1e3:7.2f}ms {w[0]:5.2f} ({w[1]:5.2f})   "
+              f"{row['cpu']['cpu'][0] * 1e3:7.2f}ms {row['cpu']['interp'][0] * 1e3:7.2f}ms "
+              f"{c[0]:5.2f} ({c[1]:5.2f})", flush=True)
+    load = os.getloadavg()
+    print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at the end")
+    judged = {r["name"]: ratios(r, "cpu") for r in rows}
+    worst = max(judged, key=lambda n: judged[n][1])
+    over = [n for n, r in judged.items() if r[1] > GOAL]
+    drawn = [n for n in judged if n in DRAWN]
     if drawn:
-        w = max(drawn, key=lambda r: r[2])
-        print(f"worst drawn kernel: {w[0]}{layout(w[0])}, CPU-time ratio {w[2]:.2f} median")
-    print(f"worst kernel: {worst[0]}{layout(worst[0])}, CPU-time ratio {worst[1]:.2f} min ({worst[2]:.2f} median); goal <= {GOAL}x "
-          f"on every kernel: {'met' if not over else 'NOT met, over it: ' + ', '.join(over)}")
+        w = max(drawn, key=lambda n: judged[n][1])
+        print(f"worst drawn kernel: {w}{layout(w)}, CPU-time ratio {judged[w][1]:.2f} median")
+    print(f"worst kernel: {worst}{layout(worst)}, CPU-time ratio {judged[worst][0]:.2f} min "
+          f"({judged[worst][1]:.2f} median); goal <= {GOAL}x on every kernel: "
+          f"{'met' if not over else 'NOT met, over it: ' + ', '.join(over)}")
 
 
 if __name__ == "__main__":
