@@ -223,13 +223,7 @@ def test_the_straight_copys_form_is_found_with_little_scratch(monkeypatch):
         return form
     monkeypatch.setattr(views, "_direct_form", measured)
     monkeypatch.setattr(views, "_direct_live", lambda *args: False)
-    kernel = example("gemm_tiled", "gemm_tiled")
-    rng = np.random.default_rng(9)
-    a = rng.integers(-64, 64, (1024, 128)).astype(np.float32)
-    w = rng.integers(-64, 64, (1024, 128)).astype(np.float32)
-    out = np.zeros((1024, 1024), np.float32)
-    npu_opt.run(kernel, a.astype(ml_dtypes.bfloat16), w.astype(ml_dtypes.bfloat16), out)
-    np.testing.assert_array_equal(out, a @ w.T)
+    _exact_gemm_tiled(9)
     found = [(peak, cells) for peak, cells, ok in peaks if ok and cells >= 1 << 14]
     assert found
     for peak, cells in found:
@@ -281,12 +275,16 @@ def test_the_straight_copys_form_is_found_a_block_of_cells_at_a_time(monkeypatch
     real = views._direct_form.__wrapped__
     monkeypatch.setattr(views, "_direct_form", lambda *args: forms.append(real(*args)) or forms[-1])
     monkeypatch.setattr(views, "_direct_live", lambda *args: False)
-    kernel = example("gemm_tiled", "gemm_tiled")
-    rng = np.random.default_rng(4)
+    _exact_gemm_tiled(4)
+    assert any(f is not None and np.prod(f[1]) > 512 for f in forms), forms
+    assert asked and max(asked) <= 512, max(asked)
+
+
+def _exact_gemm_tiled(seed: int) -> None:
+    """gemm_tiled run once on small-integer bf16 operands, its result checked against numpy."""
+    rng = np.random.default_rng(seed)
     a = rng.integers(-64, 64, (1024, 128)).astype(np.float32)
     w = rng.integers(-64, 64, (1024, 128)).astype(np.float32)
     out = np.zeros((1024, 1024), np.float32)
-    npu_opt.run(kernel, a.astype(ml_dtypes.bfloat16), w.astype(ml_dtypes.bfloat16), out)
+    npu_opt.run(example("gemm_tiled", "gemm_tiled"), a.astype(ml_dtypes.bfloat16), w.astype(ml_dtypes.bfloat16), out)
     np.testing.assert_array_equal(out, a @ w.T)
-    assert any(f is not None and np.prod(f[1]) > 512 for f in forms), forms
-    assert asked and max(asked) <= 512, max(asked)
