@@ -26,8 +26,25 @@ __all__ = [
 ]
 
 
+_BLOCK = 1 << 18
+"""Cells a conversion takes at a time: its temporaries (several of the buffer's size in
+int64/uint32, ir/float_bits.py) stay a few MiB on a buffer of any size (issue 61,
+first-run memory: a padded 16 MiB buffer took 16 MiB temporaries)."""
+
+
 def _convert(buf: np.ndarray, src: DType, dst: DType, stage: str, **kw: int) -> np.ndarray:
-    """One stage's conversion on a whole buffer, in the destination's storage dtype."""
+    """One stage's conversion on a whole buffer, in the destination's storage dtype, a block
+    of `_BLOCK` cells at a time (every conversion is element-wise)."""
+    if buf.size <= _BLOCK:
+        return _converted(buf, src, dst, stage, **kw)
+    flat = buf.reshape(-1)
+    out = np.empty(buf.size, layout.storage_dtype(dst))
+    for lo in range(0, buf.size, _BLOCK):
+        out[lo:lo + _BLOCK] = _converted(flat[lo:lo + _BLOCK], src, dst, stage, **kw)
+    return out.reshape(buf.shape)
+
+
+def _converted(buf: np.ndarray, src: DType, dst: DType, stage: str, **kw: int) -> np.ndarray:
     out = cv.convert(buf, src, dst, stage, **kw)
     return np.asarray(out).astype(layout.storage_dtype(dst), copy=False).reshape(buf.shape)
 

@@ -201,6 +201,11 @@ def _k_order(a: Gather, w: Gather) -> tuple[int, ...] | None:
     return None if order == tuple(range(sa[1])) else order
 
 
+_ROW_BLOCK_BYTES = 1 << 20
+"""Operand bytes a block of per-row products copies out at a time (issue 61, first-run
+memory: every row's copy at once was 12 MiB on a 1 MiB kernel)."""
+
+
 def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray, np.ndarray], plan,
              threads: int, blas: int | None) -> np.ndarray | None:
     """The result cells (rows, cells), acc (rows, I, J, N') placed (`_placed`), of two bf16
@@ -227,8 +232,12 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
             right = (fw if nn == 1 else fw.transpose(1, 0, 2, 3)).reshape(nn, dw * nj, k)
             full = _matmul(left, right.transpose(0, 2, 1), threads if blas == 1 else 1)
             acc = full.reshape(nn, da, ni, dw, nj)[:, ca, :, cw, :]  # (rows, N', I, J)
-        else:  # one per spatial row
-            acc = _matmul(fa[ca], fw[cw].transpose(0, 1, 3, 2), threads if blas == 1 else 1)
+        else:  # one per spatial row, a block of rows at a time (no copy of every row's operands)
+            acc = np.empty((len(ca), nn, ni, nj), np.float32)
+            step = max(1, _ROW_BLOCK_BYTES // (fa[0].nbytes + fw[0].nbytes))
+            for lo in range(0, len(ca), step):
+                acc[lo:lo + step] = _matmul(fa[ca[lo:lo + step]], fw[cw[lo:lo + step]].transpose(0, 1, 3, 2),
+                                            threads if blas == 1 else 1)
     return _placed(acc, plan.dest, plan.out_cells)
 
 

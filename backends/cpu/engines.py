@@ -30,5 +30,11 @@ def switch(op: Switch, buf: np.ndarray) -> np.ndarray:
     output (a tile the engine may write over `#` don't-care) are zeroed, as in every buffer."""
     t, out_t = op.input.type, op.result.type
     rings = buf.reshape(-1, t.slice.size, t.time.size, t.packet.size)
-    out = np.stack([switch_data(ring, t.slice, t.time, op.out_slice, op.out_time, op.config) for ring in rings])
-    return layout.zero_padding(out.reshape(layout.shape_of(out_t)), out_t)
+    out = None  # each ring written into the result as it comes (a stack of a list held the result twice)
+    for k, ring in enumerate(rings):
+        moved = switch_data(ring, t.slice, t.time, op.out_slice, op.out_time, op.config)
+        if out is None:
+            out = np.empty((len(rings), *moved.shape), moved.dtype)
+        out[k] = moved
+        del moved
+    return layout.zero_padding_in_place(out.reshape(layout.shape_of(out_t)), out_t)  # `out` is this handler's own

@@ -25,6 +25,7 @@ then covers every spatial row, relying on padding rows holding zero (layout.py).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import attrs
 import numpy as np
@@ -114,10 +115,21 @@ def plan_at(src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, ...],
     """The move plan at the destination's flat positions `flat` only: (the source position
     of each, whether it is live), without the index of every destination position (a
     tile's write into a whole output view)."""
+    return planner(src_levels, dst_levels)(flat)
+
+
+def planner(src_levels: tuple[Mapping, ...],
+            dst_levels: tuple[Mapping, ...]) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """`plan_at` as a function of the positions, the source's key table made once: asked
+    a block of positions at a time, no array of every destination position is made."""
     space = key_space(mops.frag(pair_all(list(src_levels))))
-    index, pad = looked_up_at(dst_levels, space, _where(space, src_levels, narrow=True), flat)
-    _check_found(index, ~pad, "move", src_levels, dst_levels)
-    return index, ~pad
+    where = _where(space, src_levels, narrow=True)
+
+    def at(flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        index, pad = looked_up_at(dst_levels, space, where, flat)
+        _check_found(index, ~pad, "move", src_levels, dst_levels)
+        return index, ~pad
+    return at
 
 
 def _levels_text(levels: tuple[Mapping, ...]) -> str:

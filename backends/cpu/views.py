@@ -139,35 +139,45 @@ def _direct_form(src_t: object, view: object, src_shape: tuple[int, ...], src_st
         return None
     src_levels = (*layout.spatial_levels(src_t), *layout.local_levels(src_t))  # type: ignore[arg-type]
     live = [live_positions(mp) for mp in levels]
-    if not math.prod(len(p) for p in live):
+    n = math.prod(len(p) for p in live)
+    if not n:
         return None
     c_steps = [math.prod(shape[k + 1:]) for k in range(len(shape))]
-    index, found = moves.plan_at(src_levels, levels, _outer_sum(live, c_steps))  # the view's live cells only
-    if not found.all():
+    plan = moves.planner(src_levels, levels)
+
+    def source(k: np.ndarray) -> np.ndarray:  # the source's byte offsets of the view's k-th live cells
+        index, found = plan(_nth(live, c_steps, k))
+        if not found.all():
+            raise _NoSource
+        return moves_strided._offsets_at(src_shape, src_strides, index)
+
+    cols = (moves_strided._Column(lambda k: _nth(live, out_strides, k), n), moves_strided._Column(source, n))
+    try:  # a block of cells at a time: no table of every live cell (issue 61, first-run memory)
+        for lo in range(0, n, moves_strided._CHECK_BLOCK):  # every live cell has a source
+            source(np.arange(lo, min(n, lo + moves_strided._CHECK_BLOCK), dtype=np.int64))
+        dims = moves_strided._dims(cols)
+    except _NoSource:
         return None
-    del found
-    first = int(index[0])
-    src_off = moves_strided._offsets_at(src_shape, src_strides, index)  # no table of the whole source
-    del index
-    out_off = _outer_sum(live, out_strides)
-    out0 = int(out_off[0])
-    out_off -= out0  # in place: the columns are measured from their first cells
-    src_off -= src_off[0]
-    dims = moves_strided._dims((out_off, src_off))
     if dims is None:
         return None
     dims = dims[::-1]
+    first = int(plan(_nth(live, c_steps, np.zeros(1, np.int64)))[0][0])
     return (first, tuple(e for e, _ in dims), tuple(int(st[1]) for _, st in dims),
-            tuple(int(st[0]) for _, st in dims), out0)
+            tuple(int(st[0]) for _, st in dims), cols[0].at(0))
 
 
-def _outer_sum(parts: list[np.ndarray], weights: Sequence[int]) -> np.ndarray:
-    """sum_k parts[k][i_k] * weights[k] over the grid of the parts (C order, the last
-    fastest), as one int64 array: no index array per level (a grid of every live cell)."""
-    acc = np.zeros(1, np.int64)
-    for p, w in zip(parts, weights):
-        acc = np.add.outer(acc, p.astype(np.int64) * int(w)).reshape(-1)
-    return acc
+class _NoSource(Exception):
+    """A live cell of the view that no source cell holds (`_direct_form` has no form)."""
+
+
+def _nth(parts: list[np.ndarray], weights: Sequence[int], k: np.ndarray) -> np.ndarray:
+    """sum_j parts[j][i_j] * weights[j] at the k-th cells of the grid of the parts (C order,
+    the last fastest), int64: the digits of each k, no table of the whole grid."""
+    out, rest = np.zeros(len(k), np.int64), np.asarray(k, np.int64)
+    for p, w in zip(reversed(parts), reversed(list(weights))):
+        rest, digit = np.divmod(rest, len(p))
+        out += p[digit].astype(np.int64) * int(w)
+    return out
 
 
 def _direct(op: ToView, offset: tuple[int, ...], src: np.ndarray, out: np.ndarray) -> bool:

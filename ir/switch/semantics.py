@@ -42,23 +42,32 @@ def named_switch_data(x: np.ndarray, config: SwitchVariant) -> np.ndarray:
         # [s2, s1, s0, t1, t0] -> [s2, X, Y | t1, s1, t0, s0]
         out = v.transpose(0, 3, 1, 4, 2, *range(5, v.ndim))
         out = np.broadcast_to(out[:, None, None], (s2, s1, s0, *out.shape[1:]))
-        return out.reshape(n_slice, n_time * s1 * s0, *packet).copy()
+        return _written(out, (n_slice, n_time * s1 * s0, *packet))
     if isinstance(config, (Broadcast1, TransposedBroadcast1)):  # one slice digit moves to the innermost Time
         v = x.reshape(s2, s1, s0, n_time, *packet)
         moved, kept = (1, 2) if isinstance(config, Broadcast1) else (2, 1)  # BROADCAST1 moves s1, the other s0
         out = v.transpose(0, kept, 3, moved, *range(4, v.ndim))  # [s2, kept, t, moved]
         out = np.broadcast_to(out[:, None], (s2, v.shape[moved], *out.shape[1:]))  # [s2, tile, kept | t, moved]
-        return out.reshape(n_slice, n_time * v.shape[moved], *packet).copy()
+        return _written(out, (n_slice, n_time * v.shape[moved], *packet))
     if isinstance(config, Transpose):
         v = x.reshape(s2, s1, s0, n_time, *packet)
-        return v.transpose(0, 2, 1, *range(3, v.ndim)).reshape(x.shape).copy()
+        return _written(v.transpose(0, 2, 1, *range(3, v.ndim)), x.shape)
     if isinstance(config, InterTranspose):
         t0 = config.time0
         v = x.reshape(s2, s1, s0, n_time // (s1 * t0), s1, t0, *packet)
         # [s2, s1, s0, t2, t1, t0] -> [s2, t1, s0 | t2, t0, s1]
         out = v.transpose(0, 4, 2, 3, 5, 1, *range(6, v.ndim))
-        return out.reshape(x.shape).copy()
+        return _written(out, x.shape)
     raise TypeError(f"not a named switch configuration: {config!r}")
+
+
+def _written(cells: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """A new C-order array of `shape` holding `cells` (a transposed or broadcast view) in C
+    order, written once: `cells.reshape(shape).copy()` copies twice when the reshape of the
+    view is itself a copy (a first run held the output twice, issue 61)."""
+    out = np.empty(shape, cells.dtype)
+    out.reshape(cells.shape)[...] = cells
+    return out
 
 
 def custom_switch_data(x: np.ndarray, in_slice: Mapping, in_time: Mapping, out_slice: Mapping,

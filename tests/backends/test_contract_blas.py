@@ -259,3 +259,21 @@ def test_rows_split_over_threads_agree(monkeypatch: pytest.MonkeyPatch) -> None:
     np.testing.assert_array_equal(split[-1].view(np.uint32), one[-1].view(np.uint32))
     assert len(calls) >= 3
     assert contract_float.PARALLEL_MIN > 1  # only the BLAS module's threshold was lowered
+
+
+def test_per_row_products_a_block_of_rows_at_a_time_keep_the_bits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The one-product-per-spatial-row form takes its rows a block at a time (issue 61: no
+    copy of every row's operands at once): with blocks of one row, every drawn kernel that
+    takes that form gives the numpy oracle's bits."""
+    monkeypatch.setattr(contract_blas, "_ROW_BLOCK_BYTES", 1)
+    blocks = []
+    matmul = contract_blas._matmul
+    monkeypatch.setattr(contract_blas, "_matmul", lambda left, *a: blocks.append(left.ndim == 4 and len(left) == 1)
+                        or matmul(left, *a))
+    for index, d in enumerate(DRAWN):
+        rng = np.random.default_rng(50 + index)
+        arrays = _data(rng, d.inputs(rng), "exact")
+        CpuBackend(CpuOptions(threads=1, blas_threads=1)).run(d.kernel, tuple(arrays))
+        want = np.asarray(d.oracle(*arrays[:-1], arrays[-1]), np.float32) + np.float32(0)  # the chip's +0
+        np.testing.assert_array_equal(arrays[-1].view(np.uint32), want.view(np.uint32), err_msg=d.layout)
+    assert any(blocks)

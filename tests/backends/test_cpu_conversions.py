@@ -7,7 +7,10 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from ir import convert as cv
+from ir.dtypes import bf16, f32
 from ir.errors import NpuOptError
+from backends.cpu import adapters
 from npu_opt.run import run
 from tests.backends import kernels_convert as k
 
@@ -59,3 +62,24 @@ def test_cast_f32_to_e5m2_vectors(start: int) -> None:
     assert out.dtype == np.dtype(ml_dtypes.float8_e5m2)
     assert out.view(np.uint8).tolist() == [r[1] for r in rows]
     np.testing.assert_array_equal(run(k.narrow_e5m2, x).view(np.uint8), out.view(np.uint8))
+
+
+@pytest.mark.parametrize("src, dst, stage", [("f32", "bf16", "cast"), ("f32", "bf16", "commit_cast_relu"),
+                                             ("bf16", "f32", "fetch_cast")])
+def test_a_conversion_taken_a_block_at_a_time_equals_the_whole_buffers(src, dst, stage, monkeypatch) -> None:
+    """The cpu backend converts a large buffer a block of cells at a time (issue 61: no
+    temporaries of the whole padded buffer's size): the same bits as `ir.convert` on the
+    whole buffer at once, on every special pattern (NaNs, subnormals, ties, infinities) and
+    a block size that does not divide the buffer."""
+    dtypes = {"f32": (f32, np.uint32), "bf16": (bf16, np.uint16)}
+    (s, bits), (d, _) = dtypes[src], dtypes[dst]
+    rng = np.random.default_rng(3)
+    special = np.array([0, 0x80000000, 1, 0x807FFFFF, 0x7F800000, 0xFF800000, 0x7FC00001, 0xFFFFFFFF,
+                        0x3F808000, 0x3F818000, 0x7F7FFFFF, 0x00800000], np.uint64).astype(bits)
+    buf = np.concatenate([special, rng.integers(0, np.iinfo(bits).max, 4000, dtype=np.uint64).astype(bits)])
+    buf = buf.reshape(4, -1)
+    want = np.asarray(cv.convert(buf, s, d, stage))  # the oracle: the whole buffer at once.reshape(buf.shape)
+    monkeypatch.setattr(adapters, "_BLOCK", 333)
+    got = adapters._convert(buf, s, d, stage)
+    assert got.shape == buf.shape
+    np.testing.assert_array_equal(got.view(want.dtype), want)

@@ -14,7 +14,7 @@ import npu_opt
 from ir.resident import DmBuffer
 from ir.runtime_ops import LoopBegin
 from backends import get_backend
-from backends.cpu import CpuBackend, CpuOptions, executor, layout, views
+from backends.cpu import CpuBackend, CpuOptions, executor, layout, moves_strided, views
 from backends.cpu.handlers import HANDLERS
 from ir.mapping import m
 from ir.mapping.live import live_positions
@@ -223,13 +223,7 @@ def test_the_straight_copys_form_is_found_with_little_scratch(monkeypatch):
         return form
     monkeypatch.setattr(views, "_direct_form", measured)
     monkeypatch.setattr(views, "_direct_live", lambda *args: False)
-    kernel = example("gemm_tiled", "gemm_tiled")
-    rng = np.random.default_rng(9)
-    a = rng.integers(-64, 64, (1024, 128)).astype(np.float32)
-    w = rng.integers(-64, 64, (1024, 128)).astype(np.float32)
-    out = np.zeros((1024, 1024), np.float32)
-    npu_opt.run(kernel, a.astype(ml_dtypes.bfloat16), w.astype(ml_dtypes.bfloat16), out)
-    np.testing.assert_array_equal(out, a @ w.T)
+    _exact_gemm_tiled(9)
     found = [(peak, cells) for peak, cells, ok in peaks if ok and cells >= 1 << 14]
     assert found
     for peak, cells in found:
@@ -266,3 +260,31 @@ def test_a_rolled_loop_writes_its_carried_tensor_in_place(monkeypatch):
     interp = [x.copy() for x in arrays]
     get_backend("visa").run(d.kernel, tuple(interp))
     np.testing.assert_array_equal(interp[-1].view(np.uint32), want.view(np.uint32))
+
+
+def test_the_straight_copys_form_is_found_a_block_of_cells_at_a_time(monkeypatch):
+    """`_direct_form` (issue 61, first-run memory) asks for the positions of a block of the
+    view's live cells at a time, never of all of them at once (no table per live cell), and
+    still finds the one strided copy: gemm_tiled's tiles (far more live cells than a block)
+    go straight to the output, and the GEMM is exact."""
+    monkeypatch.setattr(moves_strided, "_CHECK_BLOCK", 512)
+    asked = []
+    real_nth = views._nth
+    monkeypatch.setattr(views, "_nth", lambda parts, weights, k: asked.append(len(k)) or real_nth(parts, weights, k))
+    forms = []
+    real = views._direct_form.__wrapped__
+    monkeypatch.setattr(views, "_direct_form", lambda *args: forms.append(real(*args)) or forms[-1])
+    monkeypatch.setattr(views, "_direct_live", lambda *args: False)
+    _exact_gemm_tiled(4)
+    assert any(f is not None and np.prod(f[1]) > 512 for f in forms), forms
+    assert asked and max(asked) <= 512, max(asked)
+
+
+def _exact_gemm_tiled(seed: int) -> None:
+    """gemm_tiled run once on small-integer bf16 operands, its result checked against numpy."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-64, 64, (1024, 128)).astype(np.float32)
+    w = rng.integers(-64, 64, (1024, 128)).astype(np.float32)
+    out = np.zeros((1024, 1024), np.float32)
+    npu_opt.run(example("gemm_tiled", "gemm_tiled"), a.astype(ml_dtypes.bfloat16), w.astype(ml_dtypes.bfloat16), out)
+    np.testing.assert_array_equal(out, a @ w.T)
