@@ -13,7 +13,6 @@ the other; its tuning chapter: that reuse is made only where no loop remains):
 
 import re
 
-import ml_dtypes
 import numpy as np
 import pytest
 
@@ -22,6 +21,7 @@ from backends.npu import lower_kernel
 from examples import tune_gemm
 from npu_opt import Context, DmTensor, LaneMode, device, i8, m
 from tests.visa.schedule import double_buffering as db
+from tests.visa.schedule.test_double_buffering_forms import computes_the_contraction
 from tu_ops import rngd
 from visa import VisaTextError, parse_visa
 from visa.interp.alloc import allocate
@@ -104,14 +104,7 @@ def _peeled_kernel(g: str):
 ])
 def test_each_kernel_places_its_groups_and_computes_the_contraction(kernel, rows):
     assert _rows(kernel) == rows
-    rng = np.random.default_rng(62)
-    act = rng.integers(-2, 3, (16, 64)).astype(ml_dtypes.bfloat16)   # every sum exact in bf16
-    weight = rng.integers(-2, 3, (4, 8, 64)).astype(ml_dtypes.bfloat16)
-    want = np.einsum("tr,gor->tgo", act.astype(np.int64), weight.astype(np.int64))
-    cpu = npu_opt.run(kernel, act, weight, backend="cpu")
-    visa = npu_opt.run(kernel, act, weight, backend="visa")
-    assert np.array_equal(cpu.view(np.uint16), visa.view(np.uint16))
-    assert np.array_equal(cpu.astype(np.int64), want)
+    computes_the_contraction(kernel, 62)
 
 
 def test_the_tiled_example_keeps_its_values_with_the_outer_blocks_alternating():

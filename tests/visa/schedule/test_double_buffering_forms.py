@@ -38,10 +38,11 @@ def makespans():
                       db.rolled)}
 
 
-@pytest.mark.parametrize("kernel", [forms.software_pipelined_rolled_few, forms.alternating_few])
-def test_each_form_computes_the_contraction_on_cpu_and_visa(kernel):
-    rng = np.random.default_rng(61)
-    # small integers: every product and every sum of 64 is exact in f32 and in bf16
+def computes_the_contraction(kernel, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """cpu == visa == numpy on a double-buffering kernel of 4 groups (act 16 x 64, weight
+    4 x 8 x 64); the visa result and the inputs. Small integers: every product and every sum
+    of 64 is exact in f32 and in bf16."""
+    rng = np.random.default_rng(seed)
     act = rng.integers(-2, 3, (16, 64)).astype(ml_dtypes.bfloat16)
     weight = rng.integers(-2, 3, (4, 8, 64)).astype(ml_dtypes.bfloat16)
     want = np.einsum("tr,gor->tgo", act.astype(np.int64), weight.astype(np.int64))
@@ -49,6 +50,12 @@ def test_each_form_computes_the_contraction_on_cpu_and_visa(kernel):
     visa = npu_opt.run(kernel, act, weight, backend="visa")
     assert np.array_equal(cpu.view(np.uint16), visa.view(np.uint16))
     assert np.array_equal(cpu.astype(np.int64), want)
+    return visa, act, weight
+
+
+@pytest.mark.parametrize("kernel", [forms.software_pipelined_rolled_few, forms.alternating_few])
+def test_each_form_computes_the_contraction_on_cpu_and_visa(kernel):
+    visa, act, weight = computes_the_contraction(kernel, 61)
     unrolled = npu_opt.run(db.software_pipelined_few, act, weight, backend="visa")
     assert np.array_equal(visa.view(np.uint16), unrolled.view(np.uint16))
 
