@@ -21,6 +21,7 @@ never refuses a kernel.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import attrs
 
@@ -38,6 +39,13 @@ class TrfRequest:
     unit: int
     rows: int
     align: int = 1
+
+    @classmethod
+    def of(cls, key: int, first: int, last: int, shape: Any, flit_bytes: int) -> "TrfRequest":
+        """The request of a TRF tensor of geometry `shape` (`tu_ops.trf_new.trf_maker`): rows
+        of one flit a lane, two-flit collects on even rows."""
+        return cls(key, first, last, flit_bytes * shape.lanes, -(-shape.bytes_per_lane // flit_bytes),
+                   2 if shape.collect_flits.value == 2 else 1)
 
     def live_at(self, step: int) -> bool:
         return self.first <= step <= self.last

@@ -153,14 +153,13 @@ def lowest(busy: list[tuple[int, int]], size: int, align: int) -> int:
 
 def trf_rows(kernel: LoweredKernel, target: "Target") -> dict[int, int]:
     """The first row of every TRF tensor (a `trf_load`'s or a TRF `new()`'s), by value id, by
-    the placement rule of visa/visa.lark (tu_ops/trf_place.py)."""
+    the one TRF placement rule the lowering also follows (tu_ops/trf_place.py)."""
     last, flit = last_uses(kernel), target.constants.FLIT_BYTES
     requests = []
     for i, step in enumerate(kernel.steps):
         for op in (step.ops if isinstance(step, TuProgram) else (step,)):
             if (shape := trf_maker(op, target)) is not None:
-                requests.append(TrfRequest(op.result.id, i, max(i, last.get(op.result.id, i)), flit * shape.lanes,
-                                           -(-shape.bytes_per_lane // flit), 2 if shape.collect_flits.value == 2 else 1))
+                requests.append(TrfRequest.of(op.result.id, i, max(i, last.get(op.result.id, i)), shape, flit))
     return place_trf(requests, target.constants.TRF_BYTES, [(r.begin, r.end) for r in loops(kernel.steps)])[0]
 
 

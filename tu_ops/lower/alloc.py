@@ -161,8 +161,7 @@ def _place_dm(t: _Tensor, placed: dict[int, int], tensors: dict[int, _Tensor], l
 
 
 def _trf_request(t: _Tensor, target: "Target") -> TrfRequest:
-    return TrfRequest(t.ref, t.first, t.last, target.constants.FLIT_BYTES * t.lanes, t.size,
-                      2 if t.shape.collect_flits.value == 2 else 1)
+    return TrfRequest.of(t.ref, t.first, t.last, t.shape, target.constants.FLIT_BYTES)
 
 
 def _trf_rows(tensors: dict[int, _Tensor], kernel: LoweredKernel | None, target: "Target") -> dict[int, int]:
