@@ -28,7 +28,8 @@ from ir.words import a_an
 
 __all__ = ["VectorInit", "VectorTag", "VectorFxp", "VectorClip", "VectorFxpToFp", "VectorFpToFxp",
            "VectorNarrowTrim", "VectorFpUnary", "VectorFpBinary", "VectorWidenPad", "VectorFinal",
-           "SCALARS", "amount_is_const", "Conversion", "clip_family", "logic_family"]
+           "SCALARS", "amount_is_const", "Conversion", "clip_family", "logic_family", "trim_dummy_problem",
+           "trim_front_problem", "pad_problem"]
 
 # The two scalars the engine holds, by stream dtype.
 SCALARS = {DType.I32: "i32", DType.F32: "f32"}
@@ -247,6 +248,32 @@ def _is_padding(cell: Any) -> bool:
     return type(cell).__name__ == "Padding"
 
 
+def trim_dummy_problem(p: Mapping) -> Violation | None:
+    """VE-TRIM-2: a trimmed packet is one flit whose back four cells are padding (a stream's or
+    each group's of a pair)."""
+    if p.size == 8 and all(_is_padding(c) for c in _cells(p, 8)[4:]):
+        return None
+    return Violation("VE-TRIM-2", f"`vector_narrow_trim` would drop data: packet {p} holds data past its "
+                     "fourth cell", label="the back four lanes of the flit are not padding",
+                     help="trim only a packet of at most four elements padded to eight, e.g. `E % 4 # 8`")
+
+
+def trim_front_problem(p: Mapping, packet: Mapping) -> Violation | None:
+    """VE-TRIM-4: the trimmed packet is the front four cells of the flit."""
+    if packet.size == 4 and _cells(packet, 4) == _cells(p, 4):
+        return None
+    return Violation("VE-TRIM-4", f"the trimmed packet {packet} is not the front four cells of {p}",
+                     help="declare the input packet without its padding")
+
+
+def pad_problem(p: Mapping, out: Mapping) -> Violation | None:
+    """VE-PAD-3: the widened packet is the four-cell packet padded to a flit."""
+    if out.size == 8 and _cells(out, 4) == _cells(p, 4) and all(_is_padding(c) for c in _cells(out, 8)[4:]):
+        return None
+    return Violation("VE-PAD-3", f"the widened packet {out} is not {p} padded to eight cells",
+                     help=f"write `m(\"{p} # 8\")`")
+
+
 @attrs.frozen(kw_only=True)
 class VectorNarrowTrim(UnitOp):
     """8-way -> 4-way for the float path: keep the front four cells of each flit, whose back
@@ -258,20 +285,11 @@ class VectorNarrowTrim(UnitOp):
 
     @rule("VE-TRIM-2")
     def _back_is_dummy(self) -> Violation | None:
-        p = self.input.type.packet
-        if p.size == 8 and all(_is_padding(c) for c in _cells(p, 8)[4:]):
-            return None
-        return Violation("VE-TRIM-2", f"`vector_narrow_trim` would drop data: packet {p} holds data past its "
-                         "fourth cell", label="the back four lanes of the flit are not padding",
-                         help="trim only a packet of at most four elements padded to eight, e.g. `E % 4 # 8`")
+        return trim_dummy_problem(self.input.type.packet)
 
     @rule("VE-TRIM-4")
     def _front(self) -> Violation | None:
-        p = self.input.type.packet
-        if self.packet.size == 4 and _cells(self.packet, 4) == _cells(p, 4):
-            return None
-        return Violation("VE-TRIM-4", f"the trimmed packet {self.packet} is not the front four cells of {p}",
-                         help="declare the input packet without its padding")
+        return trim_front_problem(self.input.type.packet, self.packet)
 
 
 @attrs.frozen(kw_only=True)
@@ -284,11 +302,7 @@ class VectorWidenPad(UnitOp):
 
     @rule("VE-PAD-3")
     def _padded(self) -> Violation | None:
-        p, out = self.input.type.packet, self.packet
-        if out.size == 8 and _cells(out, 4) == _cells(p, 4) and all(_is_padding(c) for c in _cells(out, 8)[4:]):
-            return None
-        return Violation("VE-PAD-3", f"the widened packet {out} is not {p} padded to eight cells",
-                         help=f"write `m(\"{p} # 8\")`")
+        return pad_problem(self.input.type.packet, self.packet)
 
 
 @attrs.frozen(kw_only=True)
