@@ -32,43 +32,43 @@ def _uses(f: Factor, names: set[str]) -> bool:
     return isinstance(f, RaggedFactor) and bool(names & set(f.names))
 
 
+def _walking_run(piece: Factor, own: Sequence[Factor], at: int, other: Sequence[Factor]) -> list[int] | None:
+    """The indices in `other` of the consecutive run of digit pieces that walks ragged `piece`
+    (at index `at` of `own`) cell for cell, or None: no such run, the piece held as it is on
+    the other side, or its axes held elsewhere too."""
+    if not isinstance(piece, RaggedFactor) or any(f == piece for f in other):
+        return None
+    names = set(piece.names)
+    if any(_uses(f, names) for k, f in enumerate(own) if k != at):
+        return None
+    run = [k for k, f in enumerate(other) if _uses(f, names)]
+    if not run or run != list(range(run[0], run[-1] + 1)):
+        return None
+    factors = [other[k] for k in run]
+    if not all(isinstance(f, (AxisFactor, RaggedFactor)) for f in factors) or not _cells_agree(piece, factors):
+        return None
+    return run
+
+
 def laid_out_runs(mem: Sequence[Factor], stream: Sequence[Factor]) -> dict[int, Entry]:
     """Entries of the stream factors (by index in `stream`, joint and outer first) that lay out
-    a memory `RaggedFactor` cell for cell; a piece the stream holds as such itself, or whose
-    axes other memory pieces, or stream pieces outside one consecutive run, also hold, is left
-    to the matcher. A stream piece of such a run moves whole (its padding onto the memory's)."""
+    a memory `RaggedFactor` cell for cell, each at the piece's stride times the extent inner
+    to it in the run, and of a stream `RaggedFactor` that a contiguous run of memory digits
+    lays out; the rest is left to the matcher. Such a piece moves whole, padding onto padding."""
     out: dict[int, Entry] = {}
     mem_strides = strides(tuple(mem))
     for i, piece in enumerate(mem):
-        if not isinstance(piece, RaggedFactor) or any(f == piece for f in stream):
-            continue
-        names = set(piece.names)
-        if any(_uses(f, names) for j, f in enumerate(mem) if j != i):
-            continue
-        run = [j for j, f in enumerate(stream) if _uses(f, names)]
-        if not run or run != list(range(run[0], run[-1] + 1)):
-            continue
-        factors = [stream[j] for j in run]
-        if not all(isinstance(f, (AxisFactor, RaggedFactor)) for f in factors) or not _cells_agree(piece, factors):
-            continue
+        run = _walking_run(piece, mem, i, stream)
         inner = 1
-        for j, f in zip(reversed(run), reversed(factors)):
-            out[j] = Entry(f.extent, mem_strides[i] * inner)
-            inner *= f.extent
+        for j in reversed(run or ()):
+            out[j] = Entry(stream[j].extent, mem_strides[i] * inner)
+            inner *= stream[j].extent
     for j, piece in enumerate(stream):  # the other way: a stream ragged piece walked by memory digits
-        if j in out or not isinstance(piece, RaggedFactor) or any(f == piece for f in mem):
+        run = None if j in out else _walking_run(piece, stream, j, mem)
+        if run is None:
             continue
-        names = set(piece.names)
-        if any(_uses(f, names) for k, f in enumerate(stream) if k != j):
-            continue
-        run = [k for k, f in enumerate(mem) if _uses(f, names)]
-        if not run or run != list(range(run[0], run[-1] + 1)):
-            continue
-        factors = [mem[k] for k in run]
         steps = [mem_strides[k] for k in run]
-        contiguous = all(steps[n] == steps[n + 1] * factors[n + 1].extent for n in range(len(run) - 1))
-        if contiguous and all(isinstance(f, (AxisFactor, RaggedFactor)) for f in factors) \
-                and _cells_agree(piece, factors):
+        if all(steps[n] == steps[n + 1] * mem[run[n + 1]].extent for n in range(len(run) - 1)):
             out[j] = Entry(piece.extent, steps[-1])
     return out
 

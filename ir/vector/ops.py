@@ -28,8 +28,8 @@ from ir.words import a_an
 
 __all__ = ["VectorInit", "VectorTag", "VectorFxp", "VectorClip", "VectorFxpToFp", "VectorFpToFxp",
            "VectorNarrowTrim", "VectorFpUnary", "VectorFpBinary", "VectorWidenPad", "VectorFinal",
-           "SCALARS", "amount_is_const", "Conversion", "clip_family", "logic_family", "trim_dummy_problem",
-           "trim_front_problem", "pad_problem"]
+           "SCALARS", "amount_is_const", "Conversion", "clip_family", "logic_family", "trim_back_is_dummy",
+           "trim_front", "pad_padded"]
 
 # The two scalars the engine holds, by stream dtype.
 SCALARS = {DType.I32: "i32", DType.F32: "f32"}
@@ -248,9 +248,11 @@ def _is_padding(cell: Any) -> bool:
     return type(cell).__name__ == "Padding"
 
 
-def trim_dummy_problem(p: Mapping) -> Violation | None:
-    """VE-TRIM-2: a trimmed packet is one flit whose back four cells are padding (a stream's or
-    each group's of a pair)."""
+@rule("VE-TRIM-2")
+def trim_back_is_dummy(op: Any) -> Violation | None:
+    """A trimmed packet is one flit whose back four cells are padding (a stream's, or each
+    group's of a pair: the rule of both ops)."""
+    p = op.input.type.packet
     if p.size == 8 and all(_is_padding(c) for c in _cells(p, 8)[4:]):
         return None
     return Violation("VE-TRIM-2", f"`vector_narrow_trim` would drop data: packet {p} holds data past its "
@@ -258,16 +260,20 @@ def trim_dummy_problem(p: Mapping) -> Violation | None:
                      help="trim only a packet of at most four elements padded to eight, e.g. `E % 4 # 8`")
 
 
-def trim_front_problem(p: Mapping, packet: Mapping) -> Violation | None:
-    """VE-TRIM-4: the trimmed packet is the front four cells of the flit."""
-    if packet.size == 4 and _cells(packet, 4) == _cells(p, 4):
+@rule("VE-TRIM-4")
+def trim_front(op: Any) -> Violation | None:
+    """The trimmed packet is the front four cells of the flit."""
+    p = op.input.type.packet
+    if op.packet.size == 4 and _cells(op.packet, 4) == _cells(p, 4):
         return None
-    return Violation("VE-TRIM-4", f"the trimmed packet {packet} is not the front four cells of {p}",
+    return Violation("VE-TRIM-4", f"the trimmed packet {op.packet} is not the front four cells of {p}",
                      help="declare the input packet without its padding")
 
 
-def pad_problem(p: Mapping, out: Mapping) -> Violation | None:
-    """VE-PAD-3: the widened packet is the four-cell packet padded to a flit."""
+@rule("VE-PAD-3")
+def pad_padded(op: Any) -> Violation | None:
+    """The widened packet is the four-cell packet padded to a flit."""
+    p, out = op.input.type.packet, op.packet
     if out.size == 8 and _cells(out, 4) == _cells(p, 4) and all(_is_padding(c) for c in _cells(out, 8)[4:]):
         return None
     return Violation("VE-PAD-3", f"the widened packet {out} is not {p} padded to eight cells",
@@ -283,13 +289,8 @@ class VectorNarrowTrim(UnitOp):
     RETYPED = ("packet",)
     packet: Mapping = attr()
 
-    @rule("VE-TRIM-2")
-    def _back_is_dummy(self) -> Violation | None:
-        return trim_dummy_problem(self.input.type.packet)
-
-    @rule("VE-TRIM-4")
-    def _front(self) -> Violation | None:
-        return trim_front_problem(self.input.type.packet, self.packet)
+    _back_is_dummy = trim_back_is_dummy
+    _front = trim_front
 
 
 @attrs.frozen(kw_only=True)
@@ -300,9 +301,7 @@ class VectorWidenPad(UnitOp):
     RETYPED = ("packet",)
     packet: Mapping = attr()
 
-    @rule("VE-PAD-3")
-    def _padded(self) -> Violation | None:
-        return pad_problem(self.input.type.packet, self.packet)
+    _padded = pad_padded
 
 
 @attrs.frozen(kw_only=True)

@@ -28,8 +28,8 @@ from ir.vector import scalars
 from ir.vector.numerics._arrays import f32_bits
 from ir.vector.operands import VrfOperand
 from ir.vector.pair import MODES, RF_CACHE_LANES, group_volume, split_equivalent, unzip_problem
-from ir.vector.ops import (Conversion, VectorOp, _first_fault, amount_is_const, clip_family, pad_problem,
-                           trim_dummy_problem, trim_front_problem)
+from ir.vector.ops import (Conversion, VectorOp, _first_fault, amount_is_const, clip_family, pad_padded,
+                           trim_back_is_dummy, trim_front)
 from ir.vector.parts import UnitStep, clip_unit
 from ir.vector.units import mode_text
 from ir.vrf_ops import rf_mismatch
@@ -303,13 +303,8 @@ class PairNarrowTrim(_PairPacket):
     STAGE = "vector_narrow_trim"
     UNIT = "NARROW_TRIM"
 
-    @rule("VE-TRIM-2")
-    def _back_is_dummy(self) -> Violation | None:
-        return trim_dummy_problem(self.input.type.packet)
-
-    @rule("VE-TRIM-4")
-    def _front(self) -> Violation | None:
-        return trim_front_problem(self.input.type.packet, self.packet)
+    _back_is_dummy = trim_back_is_dummy
+    _front = trim_front
 
 
 @attrs.frozen(kw_only=True)
@@ -319,9 +314,7 @@ class PairWidenPad(_PairPacket):
     STAGE = "vector_widen_pad"
     UNIT = "WIDEN_PAD"
 
-    @rule("VE-PAD-3")
-    def _padded(self) -> Violation | None:
-        return pad_problem(self.input.type.packet, self.packet)
+    _padded = pad_padded
 
 
 @attrs.frozen(kw_only=True)
