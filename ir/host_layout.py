@@ -22,6 +22,7 @@ import numpy as np
 
 from ir.errors import NpuOptError
 from ir.mapping.cells import LIVE
+from ir.mapping.factors import RaggedFactor
 from ir.mapping.nodes import Mapping, pair_items
 
 __all__ = ["refuse_masked", "terms", "host_shape", "live_positions", "broadcast_dims", "element_index", "term_sizes",
@@ -72,6 +73,8 @@ def joint_padding(element: Mapping) -> np.ndarray | None:
     """The flat buffer positions that are padding of the element mapping though live in each
     of its terms (`T # 12 / 4, P, T # 12 % 4` at T = 10, 11), or None when there are none:
     the host array holds them, HBM reads them as zero."""
+    if not any(isinstance(f, RaggedFactor) for f in element.factors()):  # padding only in whole terms
+        return None
     status = element.cells(np.arange(element.size, dtype=np.int64)).status
     per_term = np.ones(term_sizes(element), bool)
     index = element_index(element)
