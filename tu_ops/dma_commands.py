@@ -141,11 +141,14 @@ def _dm_loops(found: Any, level: int, unit_bits: int, tail: Any = None) -> list[
     widened = tail_piece(pieces, [e.stride for e in entries]) if tail is not None and live else None
     out = []
     unmerged = len(pieces) == len(found.pieces[level])  # a merge shifts the pieces after it
-    whole = {i for lvl, i in found.whole if lvl == level and unmerged}
+    whole = {i for lvl, i in found.whole if lvl == level and unmerged and interior_padding(pieces[i])}
     for k, (piece, entry, stride) in enumerate(zip(pieces, entries, strides(pieces))):
-        n = piece.extent if k in whole and interior_padding(piece) else _live_steps(piece)  # padding onto padding
-        if widened is not None and k == widened[0]:
-            n = tail(piece, entry.stride, n, widened[1])
+        if k in whole:  # the other side holds it alike: padding onto padding
+            n = piece.extent
+        else:
+            n = _live_steps(piece)
+            if widened is not None and k == widened[0]:
+                n = tail(piece, entry.stride, n, widened[1])
         if n > 1 or not isinstance(piece, PaddingFactor):  # a pure padding piece moves only when widened
             out.append((n, stride * unit_bits, entry.stride))
     return out
