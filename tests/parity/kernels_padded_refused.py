@@ -1,9 +1,7 @@
-"""Padded layouts npu-opt refuses, each with the code its test pins: two that furiosa-opt
-accepts (docs/changes.md, known differences kd-padded-dma and kd-padded-reduce), one it
-refuses too (`split_shares_packet`), and the padded split around a kept axis moved from
-another layout (`dma_into_a_split_around_a_kept_axis`). A short packet padded to 8 bytes
-(kd-short-packet) now compiles: tests/ir/test_fetch_over_read.py; so does the DMA between two
-tensors of that split layout (`dma_around_a_kept_axis`, padding moving onto padding)."""
+"""Padded layouts npu-opt refuses, each with the code its test pins: two furiosa-opt accepts
+(kd-padded-dma, kd-padded-reduce), one it refuses too (`split_shares_packet`), one from another
+layout (`dma_into_a_split_around_a_kept_axis`). A short packet padded to 8 bytes now compiles
+(tests/ir/test_fetch_over_read.py), as does a DMA within one split layout (`dma_around_a_kept_axis`)."""
 
 from npu_opt import *
 
