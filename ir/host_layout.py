@@ -22,10 +22,11 @@ import numpy as np
 
 from ir.errors import NpuOptError
 from ir.mapping.cells import LIVE
+from ir.mapping.factors import RaggedFactor
 from ir.mapping.nodes import Mapping, pair_items
 
 __all__ = ["refuse_masked", "terms", "host_shape", "live_positions", "broadcast_dims", "element_index", "term_sizes",
-           "place", "select"]
+           "place", "select", "joint_padding"]
 
 
 def terms(element: Mapping) -> tuple[Mapping, ...]:
@@ -67,14 +68,38 @@ def term_sizes(element: Mapping) -> tuple[int, ...]:
     return tuple(term.size for term in terms(element))
 
 
+@functools.lru_cache(maxsize=64)
+def joint_padding(element: Mapping) -> np.ndarray | None:
+    """The flat buffer positions that are padding of the element mapping though live in each
+    of its terms (`T # 12 / 4, P, T # 12 % 4` at T = 10, 11), or None when there are none:
+    the host array holds them, HBM reads them as zero."""
+    if not any(isinstance(f, RaggedFactor) for f in element.factors()):  # padding only in whole terms
+        return None
+    status = element.cells(np.arange(element.size, dtype=np.int64)).status
+    per_term = np.ones(term_sizes(element), bool)
+    index = element_index(element)
+    if index is not None:
+        per_term[:] = False
+        per_term[index] = True
+    joint = (status != LIVE) & per_term.reshape(-1)
+    return joint if joint.any() else None
+
+
 def place(values: np.ndarray, element: Mapping) -> np.ndarray:
     """The flat element buffer (every position, padding zero) of a host array `values`."""
     index = element_index(element)
-    if index is None:
+    pad = joint_padding(element)
+    if index is None and pad is None:
         return values.reshape(-1)
     out = np.zeros(term_sizes(element), values.dtype)
-    out[index] = values
-    return out.reshape(-1)
+    if index is None:
+        out[...] = values
+    else:
+        out[index] = values
+    out = out.reshape(-1)
+    if pad is not None:
+        out[pad] = 0
+    return out
 
 
 def select(flat: np.ndarray, element: Mapping) -> np.ndarray:

@@ -11,7 +11,7 @@ both groups reading the same one through the pass's one register-file port (PAIR
 `vector_fp_unary(op, g0, g1)` takes a flag per group, `vector_fp_ternary(op, (a0, c0), (a1, c1))`
 an FMA_F pair per group (`npu_opt.vector_pair_ternary`), and the common stages
 (`vector_fxp_to_fp`, `vector_fp_to_fxp`, `vector_narrow_split`, `vector_widen_concat`,
-`vector_reinterpret`) act on both. A zip (`vector_logic_zip`, `vector_fxp_zip`, `vector_clip_zip`,
+`vector_narrow_trim`, `vector_widen_pad`, `vector_reinterpret`) act on both. A zip (`vector_logic_zip`, `vector_fxp_zip`, `vector_clip_zip`,
 `vector_fp_zip`, each with a `_with_mode` form) merges the groups into one stream of the
 ordinary chain. The stage order, the way (float ops 4-way) and the ALU budget are shared by
 both groups: an ALU one group uses is used for both (VE-ALU-1).
@@ -165,6 +165,25 @@ def _widen_concat(self: PairStream, loc: Location, time: Any, packet: Any) -> An
     return _way(self, loc, pops.PairWidenConcat, S.WIDEN, time, packet)
 
 
+def _packet_way(stage: Any, loc: Location, op_cls: type, dst: VeStage, packet: Any) -> Any:
+    if not isinstance(packet, Mapping):
+        return refuse_dead(stage, loc, op_cls.STAGE, kind_error(f"`packet` of `{op_cls.STAGE}` is a mapping built by m()"))
+    return _pair_step(stage, loc, op_cls, dst, packet=packet)
+
+
+@stage_method("vector_narrow_trim")
+def _narrow_trim(self: PairStream, loc: Location, packet: Any) -> Any:
+    """Both groups, 8-way -> 4-way: keep the front four cells of each flit (the back four hold
+    padding); the time is kept."""
+    return _packet_way(self, loc, pops.PairNarrowTrim, S.NARROW, packet)
+
+
+@stage_method("vector_widen_pad")
+def _widen_pad(self: PairStream, loc: Location, packet: Any) -> Any:
+    """Both groups, 4-way -> 8-way: each packet padded back to one flit (`packet` is the padded mapping)."""
+    return _packet_way(self, loc, pops.PairWidenPad, S.WIDEN, packet)
+
+
 def _zip(stage: Any, loc: Location, op_cls: type, dst: VeStage, enums: Any, op: Any, mode: Any) -> Any:
     got = op_and_mode(stage, loc, op_cls.STAGE, enums, op, mode)
     if isinstance(got, Poisoned):
@@ -205,10 +224,10 @@ _fp_zip, _fp_zip_with_mode = _zip_method("vector_fp_zip", pops.ZipFp, S.FP, E.Fp
 _BODIES: dict[str, Any] = {fn.stage_name: fn for fn in (
     _logic, _logic_with_mode, _logic_zip, _logic_zip_with_mode,
     _fxp, _fxp_with_mode, _fxp_zip, _fxp_zip_with_mode,
-    _fxp_to_fp, _narrow_split, _fp_unary, _fp_binary, _fp_binary_with_mode,
+    _fxp_to_fp, _narrow_split, _narrow_trim, _fp_unary, _fp_binary, _fp_binary_with_mode,
     pair_ternary.fp_ternary, pair_ternary.fp_ternary_mode,
     _fp_zip, _fp_zip_with_mode,
-    _widen_concat, _fp_to_fxp,
+    _widen_concat, _widen_pad, _fp_to_fxp,
     _clip, _clip_with_mode, _clip_zip, _clip_zip_with_mode,
 )}
 _METHODS: dict[str, tuple[VeStage, frozenset[str], Way, Any]] = {

@@ -22,7 +22,7 @@ class PairTagI32Stream(vp.PairStream):
     """A pair at the Tag stage, i32: offers vector_clip, vector_clip_with_mode, vector_clip_zip,
     vector_clip_zip_with_mode, vector_fxp, vector_fxp_to_fp, vector_fxp_with_mode, vector_fxp_zip,
     vector_fxp_zip_with_mode, vector_logic, vector_logic_with_mode, vector_logic_zip,
-    vector_logic_zip_with_mode, vector_narrow_split, vector_reinterpret.
+    vector_logic_zip_with_mode, vector_narrow_split, vector_narrow_trim, vector_reinterpret.
     """
 
     vector_logic = vp._logic
@@ -35,6 +35,7 @@ class PairTagI32Stream(vp.PairStream):
     vector_fxp_zip_with_mode = vp._fxp_zip_with_mode
     vector_fxp_to_fp = vp._fxp_to_fp
     vector_narrow_split = vp._narrow_split
+    vector_narrow_trim = vp._narrow_trim
     vector_clip = vp._clip
     vector_clip_with_mode = vp._clip_with_mode
     vector_clip_zip = vp._clip_zip
@@ -45,7 +46,7 @@ class PairTagI32Stream(vp.PairStream):
 class PairTagF32Stream(vp.PairStream):
     """A pair at the Tag stage, f32: offers vector_clip, vector_clip_with_mode, vector_clip_zip,
     vector_clip_zip_with_mode, vector_fp_to_fxp, vector_logic, vector_logic_with_mode, vector_logic_zip,
-    vector_logic_zip_with_mode, vector_narrow_split, vector_reinterpret.
+    vector_logic_zip_with_mode, vector_narrow_split, vector_narrow_trim, vector_reinterpret.
     """
 
     vector_logic = vp._logic
@@ -53,6 +54,7 @@ class PairTagF32Stream(vp.PairStream):
     vector_logic_zip = vp._logic_zip
     vector_logic_zip_with_mode = vp._logic_zip_with_mode
     vector_narrow_split = vp._narrow_split
+    vector_narrow_trim = vp._narrow_trim
     vector_fp_to_fxp = vp._fp_to_fxp
     vector_clip = vp._clip
     vector_clip_with_mode = vp._clip_with_mode
@@ -65,7 +67,7 @@ class PairLogicI32Stream(vp.PairStream):
     """A pair at the Logic stage, i32: offers vector_clip, vector_clip_with_mode, vector_clip_zip,
     vector_clip_zip_with_mode, vector_fxp, vector_fxp_to_fp, vector_fxp_with_mode, vector_fxp_zip,
     vector_fxp_zip_with_mode, vector_logic, vector_logic_with_mode, vector_logic_zip,
-    vector_logic_zip_with_mode, vector_narrow_split, vector_reinterpret.
+    vector_logic_zip_with_mode, vector_narrow_split, vector_narrow_trim, vector_reinterpret.
     """
 
     vector_logic = vp._logic
@@ -78,6 +80,7 @@ class PairLogicI32Stream(vp.PairStream):
     vector_fxp_zip_with_mode = vp._fxp_zip_with_mode
     vector_fxp_to_fp = vp._fxp_to_fp
     vector_narrow_split = vp._narrow_split
+    vector_narrow_trim = vp._narrow_trim
     vector_clip = vp._clip
     vector_clip_with_mode = vp._clip_with_mode
     vector_clip_zip = vp._clip_zip
@@ -88,7 +91,7 @@ class PairLogicI32Stream(vp.PairStream):
 class PairLogicF32Stream(vp.PairStream):
     """A pair at the Logic stage, f32: offers vector_clip, vector_clip_with_mode, vector_clip_zip,
     vector_clip_zip_with_mode, vector_fp_to_fxp, vector_logic, vector_logic_with_mode, vector_logic_zip,
-    vector_logic_zip_with_mode, vector_narrow_split, vector_reinterpret.
+    vector_logic_zip_with_mode, vector_narrow_split, vector_narrow_trim, vector_reinterpret.
     """
 
     vector_logic = vp._logic
@@ -96,6 +99,7 @@ class PairLogicF32Stream(vp.PairStream):
     vector_logic_zip = vp._logic_zip
     vector_logic_zip_with_mode = vp._logic_zip_with_mode
     vector_narrow_split = vp._narrow_split
+    vector_narrow_trim = vp._narrow_trim
     vector_fp_to_fxp = vp._fp_to_fxp
     vector_clip = vp._clip
     vector_clip_with_mode = vp._clip_with_mode
@@ -107,7 +111,7 @@ class PairLogicF32Stream(vp.PairStream):
 class PairFxpI32Stream(vp.PairStream):
     """A pair at the Fxp stage, i32: offers vector_clip, vector_clip_with_mode, vector_clip_zip,
     vector_clip_zip_with_mode, vector_fxp, vector_fxp_to_fp, vector_fxp_with_mode, vector_fxp_zip,
-    vector_fxp_zip_with_mode, vector_narrow_split, vector_reinterpret.
+    vector_fxp_zip_with_mode, vector_narrow_split, vector_narrow_trim, vector_reinterpret.
     """
 
     vector_fxp = vp._fxp
@@ -116,6 +120,7 @@ class PairFxpI32Stream(vp.PairStream):
     vector_fxp_zip_with_mode = vp._fxp_zip_with_mode
     vector_fxp_to_fp = vp._fxp_to_fp
     vector_narrow_split = vp._narrow_split
+    vector_narrow_trim = vp._narrow_trim
     vector_clip = vp._clip
     vector_clip_with_mode = vp._clip_with_mode
     vector_clip_zip = vp._clip_zip
@@ -125,10 +130,11 @@ class PairFxpI32Stream(vp.PairStream):
 
 class PairFxpF32Stream(vp.PairStream):
     """A pair at the Fxp stage, f32: offers vector_clip, vector_clip_with_mode, vector_clip_zip,
-    vector_clip_zip_with_mode, vector_fp_to_fxp, vector_narrow_split, vector_reinterpret.
+    vector_clip_zip_with_mode, vector_fp_to_fxp, vector_narrow_split, vector_narrow_trim, vector_reinterpret.
     """
 
     vector_narrow_split = vp._narrow_split
+    vector_narrow_trim = vp._narrow_trim
     vector_fp_to_fxp = vp._fp_to_fxp
     vector_clip = vp._clip
     vector_clip_with_mode = vp._clip_with_mode
@@ -139,10 +145,11 @@ class PairFxpF32Stream(vp.PairStream):
 
 class PairFxpToFpI32Stream(vp.PairStream):
     """A pair at the FxpToFp stage, i32: offers vector_clip, vector_clip_with_mode, vector_clip_zip,
-    vector_clip_zip_with_mode, vector_narrow_split, vector_reinterpret.
+    vector_clip_zip_with_mode, vector_narrow_split, vector_narrow_trim, vector_reinterpret.
     """
 
     vector_narrow_split = vp._narrow_split
+    vector_narrow_trim = vp._narrow_trim
     vector_clip = vp._clip
     vector_clip_with_mode = vp._clip_with_mode
     vector_clip_zip = vp._clip_zip
@@ -152,10 +159,11 @@ class PairFxpToFpI32Stream(vp.PairStream):
 
 class PairFxpToFpF32Stream(vp.PairStream):
     """A pair at the FxpToFp stage, f32: offers vector_clip, vector_clip_with_mode, vector_clip_zip,
-    vector_clip_zip_with_mode, vector_fp_to_fxp, vector_narrow_split, vector_reinterpret.
+    vector_clip_zip_with_mode, vector_fp_to_fxp, vector_narrow_split, vector_narrow_trim, vector_reinterpret.
     """
 
     vector_narrow_split = vp._narrow_split
+    vector_narrow_trim = vp._narrow_trim
     vector_fp_to_fxp = vp._fp_to_fxp
     vector_clip = vp._clip
     vector_clip_with_mode = vp._clip_with_mode
@@ -165,16 +173,17 @@ class PairFxpToFpF32Stream(vp.PairStream):
 
 
 class PairNarrowI32Stream(vp.PairStream):
-    """A pair at the Narrow stage, i32: offers vector_reinterpret, vector_widen_concat."""
+    """A pair at the Narrow stage, i32: offers vector_reinterpret, vector_widen_concat, vector_widen_pad."""
 
     vector_widen_concat = vp._widen_concat
+    vector_widen_pad = vp._widen_pad
     vector_reinterpret = vp._reinterpret
 
 
 class PairNarrowF32Stream(vp.PairStream):
     """A pair at the Narrow stage, f32: offers vector_fp_binary, vector_fp_binary_with_mode, vector_fp_ternary,
     vector_fp_ternary_with_mode, vector_fp_unary, vector_fp_zip, vector_fp_zip_with_mode, vector_reinterpret,
-    vector_widen_concat.
+    vector_widen_concat, vector_widen_pad.
     """
 
     vector_fp_unary = vp._fp_unary
@@ -185,20 +194,22 @@ class PairNarrowF32Stream(vp.PairStream):
     vector_fp_zip = vp._fp_zip
     vector_fp_zip_with_mode = vp._fp_zip_with_mode
     vector_widen_concat = vp._widen_concat
+    vector_widen_pad = vp._widen_pad
     vector_reinterpret = vp._reinterpret
 
 
 class PairFpI32Stream(vp.PairStream):
-    """A pair at the Fp stage, i32: offers vector_reinterpret, vector_widen_concat."""
+    """A pair at the Fp stage, i32: offers vector_reinterpret, vector_widen_concat, vector_widen_pad."""
 
     vector_widen_concat = vp._widen_concat
+    vector_widen_pad = vp._widen_pad
     vector_reinterpret = vp._reinterpret
 
 
 class PairFpF32Stream(vp.PairStream):
     """A pair at the Fp stage, f32: offers vector_fp_binary, vector_fp_binary_with_mode, vector_fp_ternary,
     vector_fp_ternary_with_mode, vector_fp_unary, vector_fp_zip, vector_fp_zip_with_mode, vector_reinterpret,
-    vector_widen_concat.
+    vector_widen_concat, vector_widen_pad.
     """
 
     vector_fp_unary = vp._fp_unary
@@ -209,6 +220,7 @@ class PairFpF32Stream(vp.PairStream):
     vector_fp_zip = vp._fp_zip
     vector_fp_zip_with_mode = vp._fp_zip_with_mode
     vector_widen_concat = vp._widen_concat
+    vector_widen_pad = vp._widen_pad
     vector_reinterpret = vp._reinterpret
 
 

@@ -41,7 +41,7 @@ from ir.memo import memo
 if TYPE_CHECKING:
     from tu_ops.target import Target
 
-__all__ = ["dma_record", "lower_dma", "hbm_bytes", "dm_bytes", "broadcast_loops"]
+__all__ = ["dma_record", "lower_dma", "hbm_bytes", "dm_bytes", "broadcast_loops", "whole_run_cells"]
 
 Loop = tuple[int, int, int]  # (size, DM-side stride in bits, other-side joint cell stride)
 
@@ -140,13 +140,33 @@ def _dm_loops(found: Any, level: int, unit_bits: int, tail: Any = None) -> list[
     live = any(not isinstance(piece, PaddingFactor) for piece in pieces)
     widened = tail_piece(pieces, [e.stride for e in entries]) if tail is not None and live else None
     out = []
+    unmerged = len(pieces) == len(found.pieces[level])  # a merge shifts the pieces after it
+    whole = {i for lvl, i in found.whole if lvl == level and unmerged and interior_padding(pieces[i])}
     for k, (piece, entry, stride) in enumerate(zip(pieces, entries, strides(pieces))):
-        n = _live_steps(piece)
-        if widened is not None and k == widened[0]:
-            n = tail(piece, entry.stride, n, widened[1])
+        if k in whole:  # the other side holds it alike: padding onto padding
+            n = piece.extent
+        else:
+            n = _live_steps(piece)
+            if widened is not None and k == widened[0]:
+                n = tail(piece, entry.stride, n, widened[1])
         if n > 1 or not isinstance(piece, PaddingFactor):  # a pure padding piece moves only when widened
             out.append((n, stride * unit_bits, entry.stride))
     return out
+
+
+def whole_run_cells(src_t: Any, dst_t: Any) -> tuple[int, ...] | None:
+    """Per spatial-and-element level of the DM side (Slice and Element; an HBM destination's
+    Element), the cells the commands move when a run with padding inside moves whole (the
+    other side holds it alike, `SequenceResult.whole`), padding onto padding; None when none
+    does. The VISA verifier counts a DMA's bytes with it (visa/verify_dma.py)."""
+    own_dm = isinstance(dst_t, DmType) or not isinstance(src_t, DmType)
+    own, other_t = (dst_t, src_t) if own_dm else (src_t, dst_t)
+    found = sequence(list(other_t.levels()), list(own.levels()))
+    if not found or not any(interior_padding(found.pieces[lvl][i]) for lvl, i in found.whole):
+        return None
+    levels = (2, 3) if isinstance(own, DmType) else (1,)
+    return tuple(math.prod(p.extent if (lvl, i) in found.whole and interior_padding(p) else live_steps(p)
+                           for i, p in enumerate(found.pieces[lvl])) for lvl in levels)
 
 
 def broadcast_loops(src_t: Any, dst_t: Any) -> list[tuple[int, int]]:

@@ -162,7 +162,7 @@ class VectorPairOp(VectorPass):
         z = sides.index(PairSide.ZIP)
         if any(s not in _PAIRED for s in sides[:z]) or any(s is not PairSide.MERGED for s in sides[z + 1:]):
             return "paired steps come before the ZIP step, merged steps after it"
-        if "zip" not in spec_of(self.steps[z].unit).kinds or any(s.unit is PairUnit.WIDEN_PAD for s in self.steps[:z]):
+        if "zip" not in spec_of(self.steps[z].unit).kinds:
             return f"step {z}: {self.steps[z].unit.name} cannot merge the groups"
         values = [_op_value(_ve_step(s, 0)) if not spec_of(s.unit).shape else None for s in self.steps]
         return _order_problem(self.steps, values, frozenset({z}))  # the zip may repeat its unit's rank

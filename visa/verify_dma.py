@@ -10,7 +10,7 @@ from typing import Any
 from ir.mapping.cells import Index
 from ir.mapping.factors import PaddingFactor, RaggedFactor
 from tu_ops.enums import DmaKind
-from tu_ops.dma_commands import broadcast_loops
+from tu_ops.dma_commands import broadcast_loops, whole_run_cells
 from visa.facts import tensor_bytes
 
 __all__ = ["check_dma"]
@@ -82,5 +82,8 @@ def check_dma(op: Any, target: Any, fail: Any) -> None:
         per_part *= math.prod(n for n, _ in broadcast_loops(src_t, dst_t))  # docs/machine/dma.md
     moved = sum(math.prod(e.size for e in c.entries) for c in op.commands)
     padded = _padded_tail_bytes(op, side, target) if side.kind == "dm" else None
+    whole = whole_run_cells(src_t, dst_t) if side.kind == "dm" else None  # runs moved whole: padding too
+    if whole is not None:
+        padded = whole[0] * -(-whole[1] * (target.bits_of(side.dtype) or 0) // 8)
     if moved != per_part * len(parts) and (padded is None or moved != padded * len(parts)):
         raise fail.op(op, f"the commands move {moved} bytes; the tensor's live cells are {per_part * len(parts)} bytes")

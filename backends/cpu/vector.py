@@ -215,6 +215,13 @@ def _pair_way(op: Any, buf: np.ndarray) -> np.ndarray:
     return buf.reshape(buf.shape[:-2] + tuple(m.size for m in (op.result.type.time, op.result.type.packet)))
 
 
+@handles(pops.PairNarrowTrim, pops.PairWidenPad)
+def _pair_packet(op: Any, buf: np.ndarray) -> np.ndarray:
+    """`vector_narrow_trim` / `vector_widen_pad` on a pair: each group's packet moves to its new
+    mapping (the trimmed cells are padding; the padded ones are zero)."""
+    return np.stack([compact_moves.move_local(g, op.input.type, op.result.type) for g in buf])
+
+
 @handles(pops.ZipFxp, pops.ZipClip, pops.ZipFp, plogic.ZipLogic)
 def _zip(op: Any, buf: np.ndarray) -> np.ndarray:
     unit, name, _, mode, _ = op.pair_step()

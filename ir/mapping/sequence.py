@@ -20,6 +20,7 @@ from ir.mapping.ops import (
     Entry, FactorsLike, DigitRange, boundary_points, coalesce, cut, disjoint, factor_frags, frag, hull, inside,
     merge_frags, ragged_run, strides,
 )
+from ir.mapping.ragged_layout import laid_out_runs
 from ir.mapping.ranges import group_run, inside_to_end
 
 __all__ = ["sequence", "SequenceResult", "SequenceFailure", "burst", "Levels"]
@@ -36,6 +37,10 @@ class SequenceResult:
 
     levels: tuple[tuple[Entry, ...], ...]
     pieces: tuple[tuple[Factor, ...], ...]
+    # (level, index) of the ragged stream pieces memory holds with the same cells at the same
+    # places (an identical piece, or one a run of its digits lays out): they move whole, padding
+    # onto padding
+    whole: frozenset[tuple[int, int]] = frozenset()
 
     ok = True
 
@@ -206,6 +211,9 @@ def sequence(memory: Levels, stream: Levels) -> SequenceResult | SequenceFailure
       or the live run of an `X # p` piece; stride linear in it) or is disjoint from all
       of them (stride 0, a broadcast); anything else is refused.
     * RaggedFactor: the stride of an identical memory RaggedFactor, else its live run placed as above.
+    * A run of AxisFactors (across levels) that walks a memory RaggedFactor cell for cell (a
+      padded axis whose digits memory holds apart, `ir.mapping.ragged_layout`): each at the
+      piece's stride times the extent inner to it in the run.
     * PaddingFactor: the stride of an unused part of a memory PaddingFactor of the same kind whose extent it
       divides, with the same live digits inner to it; else 0. BroadcastFactor: 0."""
     mem = tuple(canon([f for lvl in _levels(memory) for f in lvl]))
@@ -213,11 +221,15 @@ def sequence(memory: Levels, stream: Levels) -> SequenceResult | SequenceFailure
     sizes = {f.axis: f.axis_size for lvl in (mem, *levels) for f in lvl if isinstance(f, AxisFactor)}
     matcher = _Matcher(mem, sizes)
     joint = [(k, f) for k, lvl in enumerate(levels) for f in lvl]
+    laid = laid_out_runs(mem, [f for _, f in joint])  # digits walking a ragged memory piece cell for cell
     done: list[list[tuple[Factor, Entry]]] = []
     inner_frags: list[DigitRange] = []
     try:
-        for _, f in reversed(joint):  # inner first: PaddingFactor matching needs the digits inner to it
-            if isinstance(f, AxisFactor):
+        for j in reversed(range(len(joint))):  # inner first: PaddingFactor matching needs the digits inner to it
+            f = joint[j][1]
+            if j in laid:
+                done.append([(f, laid[j])])
+            elif isinstance(f, AxisFactor):
                 done.append(matcher.ax(f))
             elif isinstance(f, RaggedFactor):
                 done.append(matcher.op(f))
@@ -230,10 +242,13 @@ def sequence(memory: Levels, stream: Levels) -> SequenceResult | SequenceFailure
         return SequenceFailure(str(e))
     pieces: list[list[Factor]] = [[] for _ in levels]
     entries: list[list[Entry]] = [[] for _ in levels]
-    for (k, _), got in zip(joint, reversed(done)):
+    whole = set()
+    for j, ((k, f), got) in enumerate(zip(joint, reversed(done))):
+        if isinstance(f, RaggedFactor) and len(got) == 1 and (j in laid or f in mem):
+            whole.add((k, len(pieces[k])))
         pieces[k].extend(p for p, _ in got)
         entries[k].extend(e for _, e in got)
-    return SequenceResult(tuple(map(tuple, entries)), tuple(map(tuple, pieces)))
+    return SequenceResult(tuple(map(tuple, entries)), tuple(map(tuple, pieces)), frozenset(whole))
 
 
 # --- DMA burst ---------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from ir.mapping.ranges import inside_to_end
 from ir.mapping.sequence import SequenceFailure, burst, sequence
 from ir.rules.commit_text import m_text
 from ir.rules.dma_rows import DMA_DM_ALIGN, joint, padding_moves, runs_with_padding
-from ir.rules.dma_tail import check_padded_tail, live_run
+from ir.rules.dma_tail import check_padded_tail, interior_padding, live_run, tail_piece
 from ir.rules.dma_text import factor_text, frag_text
 from ir.rules.space import validate_type
 from ir.types import DmType, HbmType
@@ -222,6 +222,9 @@ def _dma5(src, dst, whole_rows: bool = False) -> Violation | None:
         found = sequence(joint(src), joint(dst))
         if not found or not found.pieces[0]:
             return None
+        tail = tail_piece(found.pieces[0], [e.stride for e in found.levels[0]])
+        if tail is not None and (0, tail[0]) in found.whole and interior_padding(found.pieces[0][tail[0]]):
+            return None  # the source holds that run alike: it moves whole, padding onto padding
         return check_padded_tail(found.pieces[0], [e.stride for e in found.levels[0]], src, dst, DMA_DM_ALIGN)
     if whole_rows and _aligned(b, dst.dtype) and padding_moves(src, dst):
         return None

@@ -33,14 +33,16 @@ def joint(t: HbmType | DmType) -> tuple[Factor, ...]:
 def runs_with_padding(src, dst) -> Violation | None:
     """DMA-4 for a memory side whose transfer loops (matched level by level, as the lowering
     does: tu_ops/dma_commands.py) hold one run with padding between live cells, such as
-    `T # 12 / 4, P, T # 12 % 4` with |T| = 10 on both sides: a DMA never moves padding, and
-    such a run is no strided loop (known difference kd-padded-dma)."""
+    `T # 12 / 4, P, T # 12 % 4` with |T| = 10 against another layout: a DMA moves padding only
+    onto padding, and such a run is no strided loop. A run the other side holds with the same
+    cells at the same places (the same layout, `SequenceResult.whole`) moves whole."""
     own, other = (dst, src) if isinstance(dst, DmType) or not isinstance(src, DmType) else (src, dst)
     found = sequence(list(other.levels()), list(own.levels()))
     if not found:
         return None
     for level in ((2, 3) if isinstance(own, DmType) else (1,)):
-        piece = next((p for p in found.pieces[level] if interior_padding(p)), None)
+        piece = next((p for i, p in enumerate(found.pieces[level])
+                      if interior_padding(p) and (level, i) not in found.whole), None)
         if piece is not None:
             side = "destination" if own is dst else "source"
             return Violation(

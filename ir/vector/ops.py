@@ -28,7 +28,8 @@ from ir.words import a_an
 
 __all__ = ["VectorInit", "VectorTag", "VectorFxp", "VectorClip", "VectorFxpToFp", "VectorFpToFxp",
            "VectorNarrowTrim", "VectorFpUnary", "VectorFpBinary", "VectorWidenPad", "VectorFinal",
-           "SCALARS", "amount_is_const", "Conversion", "clip_family", "logic_family"]
+           "SCALARS", "amount_is_const", "Conversion", "clip_family", "logic_family", "trim_back_is_dummy",
+           "trim_front", "pad_padded"]
 
 # The two scalars the engine holds, by stream dtype.
 SCALARS = {DType.I32: "i32", DType.F32: "f32"}
@@ -247,6 +248,38 @@ def _is_padding(cell: Any) -> bool:
     return type(cell).__name__ == "Padding"
 
 
+@rule("VE-TRIM-2")
+def trim_back_is_dummy(op: Any) -> Violation | None:
+    """A trimmed packet is one flit whose back four cells are padding (a stream's, or each
+    group's of a pair: the rule of both ops)."""
+    p = op.input.type.packet
+    if p.size == 8 and all(_is_padding(c) for c in _cells(p, 8)[4:]):
+        return None
+    return Violation("VE-TRIM-2", f"`vector_narrow_trim` would drop data: packet {p} holds data past its "
+                     "fourth cell", label="the back four lanes of the flit are not padding",
+                     help="trim only a packet of at most four elements padded to eight, e.g. `E % 4 # 8`")
+
+
+@rule("VE-TRIM-4")
+def trim_front(op: Any) -> Violation | None:
+    """The trimmed packet is the front four cells of the flit."""
+    p = op.input.type.packet
+    if op.packet.size == 4 and _cells(op.packet, 4) == _cells(p, 4):
+        return None
+    return Violation("VE-TRIM-4", f"the trimmed packet {op.packet} is not the front four cells of {p}",
+                     help="declare the input packet without its padding")
+
+
+@rule("VE-PAD-3")
+def pad_padded(op: Any) -> Violation | None:
+    """The widened packet is the four-cell packet padded to a flit."""
+    p, out = op.input.type.packet, op.packet
+    if out.size == 8 and _cells(out, 4) == _cells(p, 4) and all(_is_padding(c) for c in _cells(out, 8)[4:]):
+        return None
+    return Violation("VE-PAD-3", f"the widened packet {out} is not {p} padded to eight cells",
+                     help=f"write `m(\"{p} # 8\")`")
+
+
 @attrs.frozen(kw_only=True)
 class VectorNarrowTrim(UnitOp):
     """8-way -> 4-way for the float path: keep the front four cells of each flit, whose back
@@ -256,22 +289,8 @@ class VectorNarrowTrim(UnitOp):
     RETYPED = ("packet",)
     packet: Mapping = attr()
 
-    @rule("VE-TRIM-2")
-    def _back_is_dummy(self) -> Violation | None:
-        p = self.input.type.packet
-        if p.size == 8 and all(_is_padding(c) for c in _cells(p, 8)[4:]):
-            return None
-        return Violation("VE-TRIM-2", f"`vector_narrow_trim` would drop data: packet {p} holds data past its "
-                         "fourth cell", label="the back four lanes of the flit are not padding",
-                         help="trim only a packet of at most four elements padded to eight, e.g. `E % 4 # 8`")
-
-    @rule("VE-TRIM-4")
-    def _front(self) -> Violation | None:
-        p = self.input.type.packet
-        if self.packet.size == 4 and _cells(self.packet, 4) == _cells(p, 4):
-            return None
-        return Violation("VE-TRIM-4", f"the trimmed packet {self.packet} is not the front four cells of {p}",
-                         help="declare the input packet without its padding")
+    _back_is_dummy = trim_back_is_dummy
+    _front = trim_front
 
 
 @attrs.frozen(kw_only=True)
@@ -282,13 +301,7 @@ class VectorWidenPad(UnitOp):
     RETYPED = ("packet",)
     packet: Mapping = attr()
 
-    @rule("VE-PAD-3")
-    def _padded(self) -> Violation | None:
-        p, out = self.input.type.packet, self.packet
-        if out.size == 8 and _cells(out, 4) == _cells(p, 4) and all(_is_padding(c) for c in _cells(out, 8)[4:]):
-            return None
-        return Violation("VE-PAD-3", f"the widened packet {out} is not {p} padded to eight cells",
-                         help=f"write `m(\"{p} # 8\")`")
+    _padded = pad_padded
 
 
 @attrs.frozen(kw_only=True)

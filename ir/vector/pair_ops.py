@@ -7,7 +7,8 @@ op here is folded into the one `vector_pair` record its `vector_init` lowers to;
 `pair_step()` is one step of that record: `(unit, op, side, arg0, arg1)` with side `BOTH`,
 `G0` or `G1` for a paired op and `ZIP` for the merge (arg0 the `BinaryArgMode` index).
 Rules: PAIR-UNZIP-1..4 (the unzip), PAIR-VRF-1 (one VRF port for both groups), VE-DTYPE-1,
-VE-CONST-*, VE-SHIFT-1, VE-CONV-1 (as in the single-stream chain), PAIR-SPLIT-1.
+VE-CONST-*, VE-SHIFT-1, VE-CONV-1, VE-TRIM-2, VE-TRIM-4, VE-PAD-3 (as in the single-stream chain),
+PAIR-SPLIT-1.
 """
 
 from __future__ import annotations
@@ -27,14 +28,15 @@ from ir.vector import scalars
 from ir.vector.numerics._arrays import f32_bits
 from ir.vector.operands import VrfOperand
 from ir.vector.pair import MODES, RF_CACHE_LANES, group_volume, split_equivalent, unzip_problem
-from ir.vector.ops import Conversion, VectorOp, _first_fault, amount_is_const, clip_family
+from ir.vector.ops import (Conversion, VectorOp, _first_fault, amount_is_const, clip_family, pad_padded,
+                           trim_back_is_dummy, trim_front)
 from ir.vector.parts import UnitStep, clip_unit
 from ir.vector.units import mode_text
 from ir.vrf_ops import rf_mismatch
 from ir.words import a_an
 
 __all__ = ["VectorUnzip", "PairFxp", "PairClip", "PairFpBinary", "PairFpUnary", "PairFxpToFp",
-           "PairFpToFxp", "PairNarrowSplit", "PairWidenConcat", "ZipFxp", "ZipClip", "ZipFp", "PAIR_OP_CLASSES",
+           "PairFpToFxp", "PairNarrowSplit", "PairWidenConcat", "PairNarrowTrim", "PairWidenPad", "ZipFxp", "ZipClip", "ZipFp", "PAIR_OP_CLASSES",
            "PairOp"]
 
 
@@ -283,6 +285,39 @@ class PairWidenConcat(_PairWay):
 
 
 @attrs.frozen(kw_only=True)
+class _PairPacket(PairOp):
+    """A way change of both groups that keeps their time: only the packet's mapping changes."""
+
+    UNIT: ClassVar[str] = ""
+    RETYPED = ("packet",)
+    packet: Mapping = attr()
+
+    def pair_step(self) -> tuple[str, str, str, int, int]:
+        return self.UNIT, "NONE", "BOTH", 0, 0
+
+
+@attrs.frozen(kw_only=True)
+class PairNarrowTrim(_PairPacket):
+    """Both groups, 8-way -> 4-way: each flit's back four cells (padding) dropped; the time is kept."""
+
+    STAGE = "vector_narrow_trim"
+    UNIT = "NARROW_TRIM"
+
+    _back_is_dummy = trim_back_is_dummy
+    _front = trim_front
+
+
+@attrs.frozen(kw_only=True)
+class PairWidenPad(_PairPacket):
+    """Both groups, 4-way -> 8-way: each 4-cell packet padded back to one flit; the time is kept."""
+
+    STAGE = "vector_widen_pad"
+    UNIT = "WIDEN_PAD"
+
+    _padded = pad_padded
+
+
+@attrs.frozen(kw_only=True)
 class _Zip(UnitStep, VectorOp):
     """Merge the two groups with a binary op; the result is one stream."""
 
@@ -321,5 +356,5 @@ class ZipFp(_Zip):
 
 PAIR_OP_CLASSES: tuple[type, ...] = (
     VectorUnzip, PairFxp, PairClip, PairFpBinary, PairFpUnary, PairFxpToFp, PairFpToFxp,
-    PairNarrowSplit, PairWidenConcat, ZipFxp, ZipClip, ZipFp,
+    PairNarrowSplit, PairWidenConcat, PairNarrowTrim, PairWidenPad, ZipFxp, ZipClip, ZipFp,
 )

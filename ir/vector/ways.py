@@ -14,7 +14,7 @@ from __future__ import annotations
 import attrs
 
 from ir.errors import MappingError
-from ir.mapping.nodes import Mapping, Pad
+from ir.mapping.nodes import Mapping, Modulo, Pad
 
 __all__ = ["FLIT", "HALF", "split_shape", "concat_shape", "trim_shape", "pad_shape"]
 
@@ -22,7 +22,12 @@ FLIT, HALF = 8, 4  # cells per flit; cells of a 4-way packet (and time steps a c
 
 
 def split_shape(time: Mapping, packet: Mapping) -> tuple[Mapping, Mapping]:
-    """`vector_narrow_split`: (time, packet / 4), packet % 4."""
+    """`vector_narrow_split`: (time, packet / 4), packet % 4. A packet that is a digit of a
+    padded axis (`R # 16 % 8`, |R| = 10) keeps its inner digit as written, `R # 16 % 4`: its
+    normal form `R = 4` beside the time `R # 16 / 4` would decode R past |R| (as `trim_shape`),
+    and so does the time its outer half joins, which normalizes to `R # 12 / 4 # 4`."""
+    if isinstance(packet, Modulo) and isinstance(packet.operand, Pad) and packet.n % HALF == 0:
+        return time.pair(packet.stride(HALF)), attrs.evolve(packet, n=HALF)
     return time.pair(packet.stride(HALF)).normalize(), packet.modulo(HALF).normalize()
 
 

@@ -1,7 +1,7 @@
-"""Padded layouts npu-opt refuses, each with the code its test pins: two that furiosa-opt
-accepts (docs/changes.md, known differences kd-padded-dma and kd-padded-reduce) and one it
-refuses too (`split_shares_packet`). A short packet padded to 8 bytes (kd-short-packet) now
-compiles: tests/ir/test_fetch_over_read.py."""
+"""Padded layouts npu-opt refuses, each with the code its test pins: two furiosa-opt accepts
+(kd-padded-dma, kd-padded-reduce), one it refuses too (`split_shares_packet`), one from another
+layout (`dma_into_a_split_around_a_kept_axis`). A short packet padded to 8 bytes now compiles
+(tests/ir/test_fetch_over_read.py), as does a DMA within one split layout (`dma_around_a_kept_axis`)."""
 
 from npu_opt import *
 
@@ -20,7 +20,7 @@ def reduce_around_a_kept_axis(ctx: Context,
                               d: DmTensor[i32, m("1"), m("1 # 2"), m("Y # 256"), m("T # 12 / 4, P, T # 12 % 4, Q")]
                               ) -> HbmTensor[i32, m("1"), m("Y, P, Q")]:
     """The reduced axis T # 12 is split around the kept P in time: VE-REDUCE-1. The tensor is
-    a DM parameter: no DMA moves that layout either (DMA-4, `dma_around_a_kept_axis`)."""
+    a DM parameter (a DMA fills that layout only from the same layout: `dma_around_a_kept_axis`)."""
     out = (ctx.main.begin(d.view())
            .fetch(m("T # 12 / 4, P, T # 12 % 4"), m("Q"))
            .collect(m("T # 12 / 4, P, T # 12 % 4"), m("Q # 8"))
@@ -58,7 +58,17 @@ def split_shares_packet(ctx: Context):
 def dma_around_a_kept_axis(ctx: Context,
                            x: HbmTensor[i32, m("1"), m("Y, T # 12 / 4, P, T # 12 % 4, Q")]
                            ) -> HbmTensor[i32, m("1"), m("Y, T # 12 / 4, P, T # 12 % 4, Q")]:
-    """DM in HBM's own padded layout, T # 12 split around P: one run of the transfer would hold
-    padding between live cells, which no DMA loop skips: DMA-4 (was an internal error)."""
+    """DM in HBM's own padded layout, T # 12 split around P: each run of the transfer holds
+    padding between live cells, which the other side holds at the same places; the DMA moves
+    the run whole, padding onto padding (it was DMA-4, and before that an internal error)."""
     d = x.to_dm(ctx.tdma, DmTensor[i32, m("1"), m("1 # 2"), m("Y # 256"), m("T # 12 / 4, P, T # 12 % 4, Q")])
     return d.to_hbm(ctx.tdma, HbmTensor[i32, m("1"), m("Y, T # 12 / 4, P, T # 12 % 4, Q")])
+
+
+@device(chip=1)
+def dma_into_a_split_around_a_kept_axis(ctx: Context, x: HbmTensor[i32, m("1"), m("Y, P, T, Q")]
+                                        ) -> HbmTensor[i32, m("1"), m("Y, P, T, Q")]:
+    """The same DM layout from HBM in the natural order: no strided loop walks the split run
+    over T's live cells only: DMA-4."""
+    d = x.to_dm(ctx.tdma, DmTensor[i32, m("1"), m("1 # 2"), m("Y # 256"), m("T # 12 / 4, P, T # 12 % 4, Q")])
+    return d.to_hbm(ctx.tdma, HbmTensor[i32, m("1"), m("Y, P, T, Q")])

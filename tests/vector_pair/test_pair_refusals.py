@@ -45,7 +45,7 @@ def test_refused_unzip(unzip, code):
     ([("vector_fxp", FxpBinaryOp.ADD_FXP, "1", 2), ADD], "TYPE-6"),
     ([("vector_fxp", FxpBinaryOp.ADD_FXP, 1), ADD], "TYPE-6"),              # one operand per group
     ([("vector_fxp_zip_with_mode", FxpBinaryOp.ADD_FXP, ClipBinaryOpI32.MAX)], "VE-ENUM-4"),
-    ([("vector_narrow_trim", m("E % 4")), ADD], "TYPE-1"),                  # not on a pair
+    ([("vector_narrow_trim", m("E % 4")), ADD], "VE-TRIM-2"),               # E % 8 is a full flit: use narrow_split
     ([("vector_final",)], "TYPE-1"),                                        # the groups were never merged
     ([("vector_fxp_to_fp", 31), ("vector_fxp", FxpBinaryOp.ADD_FXP, 1, 1)], "TYPE-1"),   # fxp on f32
     ([("vector_clip", ClipBinaryOpI32.MAX, 0, 0), ("vector_fxp_zip", FxpBinaryOp.ADD_FXP)], "TYPE-1"),  # order
