@@ -25,13 +25,16 @@ from visa.schedule import builtin_rates, schedule_artifact
 
 BATCHED = "out[b,m,n] = a[b,m,k] * w[b,n,k]"
 
-# (einsum, dtype, sizes, placement): both switched; a alone (w copied); a batch; a bias and
-# ReLU; a result padded along m inside the kernel (a alone: w's switch refuses padded m)
+# (einsum, dtype, sizes, placement): both switched; a alone (w copied); a batch, stepped or side
+# by side; a bias and ReLU; a result padded along m inside the kernel (a alone: w's switch
+# refuses padded m)
 CASES = [
     (GEMM, "bf16:f32", dict(m=128, n=128, k=64), "16x4 of 8x32, on 1/4 of the slices, a and w by switch"),
     (GEMM, "bf16:bf16", dict(m=128, n=128, k=256), "4x8 of 32x16, on 1/8 of the slices, a by switch"),
     (BATCHED, "i8:i32", dict(b=2, m=64, n=128, k=64), "8x2 of 8x64, on 1/16 of the slices, a and w by switch"),
     (BATCHED, "i8:i32", dict(b=2, m=64, n=128, k=64), "1x2 of 64x64, on 1/128 of the slices, a by switch"),
+    (BATCHED, "i8:i32", dict(b=4, m=64, n=256, k=128),
+     "8x2 of 8x128, 4 batch elements side by side, on 1/4 of the slices, a and w by switch"),
     ("out[m,n] = relu(a[m,k] * w[n,k] + c[n])", "i8:i32", dict(m=128, n=256, k=128),
      "16x4 of 8x64, on 1/4 of the slices, a and w by switch"),
     (GEMM, "i8:i32", dict(m=96, n=256, k=64), "16x2 of 8x128, on 1/8 of the slices, a by switch"),
