@@ -321,7 +321,8 @@ def split_placements(spec: Any, m: int, n: int, grids: int = 1) -> list[str]:
 
 
 def offered(spec: Any, point: dict[str, Any]) -> bool:
-    """Whether the space offers `point`: a `w by switch` or `a by switch` placement keeps `w` in the TRF; its blocks fit a slice (the stationary operand's rows,
+    """Whether the space offers `point`: a `w by switch` or `a by switch` placement keeps `w`
+    in the TRF; its blocks fit a slice (the stationary operand's rows,
     `trf`, with their `k` in the TRF, TRF_BYTES, else rule TRF-2; with `reuse="all"` every row
     block of both operands and a block of results at once in the DM, DM_SLICE_BYTES, else
     MEM-3 or MEM-4), and a `reuse="all"` kernel, whose tile loops stay unrolled, has at most

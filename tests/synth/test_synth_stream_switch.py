@@ -17,7 +17,7 @@ import npu_opt
 from synth import contraction
 from synth.space import build, points, source
 from synth.stream_switch import stream_ok, stream_piece
-from synth.tiling import geometry
+from synth.tiling import geometry, proxy_sizes
 from tests.synth.test_synth_switch import GEMM, _bytes, _operands, _want
 from tu_ops.target import get_target
 from backends.npu import compile_kernel
@@ -127,3 +127,22 @@ def test_which_placements_may_switch_a():
     assert any(p["placement"].endswith("a and w by switch") for p in space.points())
     assert not any("a " in p["placement"] and p["placement"].endswith("by switch") and p["trf"] == "a"
                    for p in space.points())
+
+
+def test_a_proxy_size_keeps_the_pieces_whole():
+    """A space too large to run checks its winner at proxy sizes: an `a by switch` point keeps a
+    `k` long enough for `sn` pieces of whole flits (16 pieces of 32 `i8`: k = 512, not the
+    64 of other points), and runs there equal to numpy (on the cpu backend: the kernels above
+    cover the interpreter)."""
+    spec = contraction(GEMM, dtype="i8:i32", sizes=dict(m=256, n=256, k=4096))
+    point = dict(placement="4x16 of 64x16, on 1/4 of the slices, a by switch", trf="w", packet=32,
+                 order="ij", reuse="outer")
+    sizes = proxy_sizes(spec, point)
+    assert sizes == dict(k=512, m=256, n=256)
+    proxy = contraction(GEMM, dtype="i8:i32", sizes=sizes)
+    kernel = build(proxy, point)
+    arrays = _operands(proxy, 7)
+    want = _want(proxy, arrays, None)
+    out = np.zeros((256, 256), np.int32)
+    npu_opt.run(kernel, *arrays, out, backend="cpu")
+    assert np.array_equal(out, want)
