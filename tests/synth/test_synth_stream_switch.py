@@ -18,7 +18,7 @@ from synth import contraction
 from synth.space import build, points, source
 from synth.stream_switch import stream_ok, stream_piece
 from synth.tiling import geometry, proxy_sizes
-from tests.synth.test_synth_switch import GEMM, _bytes, _operands, _want
+from tests.synth.test_synth_switch import GEMM, _bytes, _equals_numpy, _operands, _want
 from tu_ops.target import get_target
 from backends.npu import compile_kernel
 from visa.schedule import builtin_rates, schedule_artifact
@@ -49,15 +49,7 @@ def _run(einsum: str, dtype: str, sizes: dict, placement: str, backend: str, see
     assert "ASlice" in text and f"BROADCAST1(slice1={geometry(placement).sn}, slice0=1)" in text
     kernel = build(spec, point)
     assert npu_opt.check(kernel).ok
-    arrays = _operands(spec, seed)
-    bias = np.random.default_rng(seed).integers(-1000, 1000, sizes["n"]).astype(np.int32) if "c[n]" in einsum else None
-    host = list(spec.pad(*arrays)) + ([np.pad(bias, (0, spec.padded["n"] - sizes["n"]))] if bias is not None else [])
-    _, dout = spec.host_dtypes()
-    out = np.zeros(spec.shape(spec.result[1]), dout)
-    npu_opt.run(kernel, *host, out, backend=backend)
-    got = spec.unpad(out)
-    want = _want(spec, arrays, bias)
-    assert got.dtype == want.dtype and np.array_equal(got.astype(np.float64), want.astype(np.float64))
+    _equals_numpy(spec, kernel, seed, seed, backend)
 
 
 @pytest.mark.parametrize("backend", ["cpu", "visa"])
