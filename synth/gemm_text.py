@@ -12,6 +12,7 @@ from typing import Any
 from ir.dtypes import DType
 from synth import epilogue, target
 from synth.onchip import device_transpose, switch_fetch, switch_names, switch_w_block
+from synth.stream_switch import stream_a_block, stream_fetch, stream_mapping, stream_names
 from synth.tiling import geometry
 
 __all__ = ["chain", "contraction_chain", "gemm_names", "gemm_roles", "gemm_source", "header",
@@ -119,6 +120,8 @@ def gemm_names(spec: Any, p: dict[str, Any]) -> dict[str, Any]:
     v["batch"] = ([] if geo.sb == v["nb"] else [(bi, v["steps"], None if geo.sb == 1 else geo.sb, "bb")]) if bi else []
     if geo.switch:  # how a `w by switch` block is cut over its slices: groups of 8 rows, then pieces of k
         switch_names(v, size[spec.contracted], DType(din).bits // 8)
+    if geo.a_switch:  # how an `a by switch` block is cut over its slices: pieces of k
+        stream_names(v, size[spec.contracted], DType(din).bits // 8)
     return v
 
 
@@ -163,8 +166,11 @@ def _gemm_mapping(v: dict[str, Any]) -> list[str]:
                   f"share it ({cut}",
                   f"# each; WSlice puts the piece where Slice has {M}); the Switch Engine broadcasts the pieces "
                   "around their",
-                  f"# sub-ring of {geo.sm} slices into each of them, instead of one DMA copy per slice",
+                  (f"# sub-ring of {geo.sm * geo.sn} slices into the {geo.sm} of their column" if geo.a_switch else
+                   f"# sub-ring of {geo.sm} slices into each of them") + ", instead of one DMA copy per slice",
                   f'WSlice = m("{wslice}")']
+    if geo.a_switch:
+        lines += stream_mapping(v)
     lines += [
               "",
               "",
@@ -188,6 +194,7 @@ def _gemm_blocks(v: dict[str, Any]) -> list[str]:
     return [f"    def a_block(i):",
             *(device_transpose(v, an, M, r, "i", chain(spec.stored(an), v["batch"] + v["i_step"]))
               if an in spec.device_transposed else
+              stream_a_block(v, chain(v["aidx"], v["batch"] + v["i_step"])) if v["geo"].a_switch else
               [f"        # row block i of {an} ({v['tm']} rows), each slice's {r} rows into its DM",
                f'        rows = {an}.view(){chain(v["aidx"], v["batch"] + v["i_step"])}',
                f'        return rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{M} % {r}, {Kl}")])']),
@@ -276,7 +283,8 @@ def contraction_chain(v: dict[str, Any], pad: str) -> list[str]:
     """A tile's contraction steps, from the fetch of the streamed operand to the lane
     drain, each line indented by `pad` (the plain tile's and a time block's)."""
     S, T, K, Kl, rs, g, flit, packet = (v[x] for x in ("S", "T", "K", "Kl", "rs", "g", "flit", "packet"))
-    return [f'{pad}.fetch(m("{S} % {rs}, {T} / 8 % {g}"), m("{Kl}"))',
+    fetch = stream_fetch(v, pad) if v["geo"].a_switch else [f'{pad}.fetch(m("{S} % {rs}, {T} / 8 % {g}"), m("{Kl}"))']
+    return [*fetch,
             f'{pad}.collect(m("{S} % {rs}, {T} / 8 % {g}, {Kl} / {flit}"), m("{K} % {flit}"))',
             f'{pad}.contract_outer(trf, m("{S} % {rs}, {T} / 8 % {g}, {Kl} / {packet}"), m("{K} % {packet}"))',
             f'{pad}.contract_packet(m("1"))',

@@ -102,6 +102,11 @@ def switch_fetch(v: dict[str, Any]) -> list[str]:
     fetched = ", ".join([f"{T} % 8"] + [f"{T} / {8 * groups} % {g // groups}"] * (g > groups))
     packet = f"{K} % {v['kpiece']}" if v["pieces"] > 1 else K
     after = f"{T} % 8, {T} / 8 % {g}" + (f", {K} / {v['kpiece']}" if v["pieces"] > 1 else "")
+    # with `a` switched too, the n factor is innermost (synth/stream_switch.py): the sub-ring is every
+    # slice of the tile and the pieces go to the slices of their column, `sn` apart
+    sn = v["geo"].sn if v["geo"].a_switch else 1
+    ring = (f"sub-ring of {sm * sn} slices into the {sm} of their column" if sn > 1
+            else f"sub-ring of {sm} slices into each of them")
     return [f'                .fetch(m("{fetched}"), m("{packet}"))',
-            f"                # the {sm} pieces go around their sub-ring of {sm} slices into each of them",
-            f'                .switch(Slice, m("{after}"), SwitchConfig.BROADCAST1(slice1={sm}, slice0=1))']
+            f"                # the {sm} pieces go around their {ring}",
+            f'                .switch(Slice, m("{after}"), SwitchConfig.BROADCAST1(slice1={sm}, slice0={sn}))']

@@ -13,6 +13,8 @@ tile of slices' blocks of results; larger outputs loop over tiles):
   (`, B batch elements side by side`);
   `, w by switch` moves each block of the stationary `w` from HBM once, spread over the slices
   that share it, and broadcasts it into their TRFs through the Switch Engine;
+  `, a by switch` does the same for the streamed `a` over the slices of a row of the tile
+  (synth/stream_switch.py), and `, a and w by switch` both;
 - `trf`: which operand is stationary in the TRF (its rows become the 8 lanes), named as
   the einsum names it (`w` first, the operand carrying the result's second index);
 - `packet`: the contraction packet along K: 32 or 64 bytes (rule OUTER-3), 32/64 i8 or 16/32 bf16;
@@ -42,6 +44,7 @@ from ir.dtypes import DType
 from synth import epilogue, gemv, target
 from synth.gemm_text import gemm_roles, gemm_source, kept
 from synth.onchip import switch_ok, switch_piece
+from synth.stream_switch import with_stream_switch
 from synth.tiling import (blocks, needs_split, offered, pad_ok, result_placements, runs_in_full,
                                   split_levers, split_placements)
 from npu_opt.tune import Space
@@ -73,7 +76,8 @@ def points(spec: Any) -> dict[str, list[Any]]:
     elem = DType(spec.dtype_in).bits // 8
     if needs_split(spec) and _split_ok(spec) and split_placements(spec, m, n) and not spec.device_transposed:
         # k splits (synth/tiling.py); an operand transposed on the device keeps k whole
-        whole = _with_switch(result_placements(m, n, slices, False, shapes), m, size[spec.contracted], elem) \
+        whole = with_stream_switch(_with_switch(result_placements(m, n, slices, False, shapes), m,
+                                                size[spec.contracted], elem), m, n, size[spec.contracted], elem) \
             if shapes else []
         return split_levers(spec, m, n, packets, wn, [g.label() for g in whole])
     placements = result_placements(m, n, slices, pad_ok(spec), shapes)
@@ -84,6 +88,7 @@ def points(spec: Any) -> dict[str, list[Any]]:
                 placements += [attrs.evolve(g, sb=sb) for g in result_placements(m, n, slices // sb, False, shapes)]
     if shapes and not spec.device_transposed:  # a block transposed on the device is not spread for the switch
         placements = _with_switch(placements, m, size[spec.contracted], elem)
+        placements = with_stream_switch(placements, m, n, size[spec.contracted], elem)
     tiles = max((m // g.tm) * (n // g.tn) for g in placements)
     levers: dict[str, list[Any]] = {"placement": [g.label() for g in placements], "trf": [wn, an],
                                     "packet": packets}

@@ -47,7 +47,7 @@ UNROLLED_TILES = 16
 
 _PLACEMENT = re.compile(r"(\d+)x(\d+) of (\d+)x(\d+)(?:, k over (\d+) slices)?(?:, k in (\d+) time blocks)?"
                         r"(?:, (2) clusters)?(?:, (\d+) batch elements side by side)?(?:, on 1/(\d+) of the slices)?"
-                        r"(?:, (w) by switch)?$")
+                        r"(?:, (a and w|a|w) by switch)?$")
 
 
 @attrs.frozen
@@ -56,7 +56,8 @@ class Geometry:
     `sk` slices sharing k, `clusters` clusters stacked along m, `tb` time blocks of k, `sb`
     batch elements side by side on their own slices (a batched GEMM; the slice grid is
     `sb x sm x sn`); a result smaller than a tile of every slice leaves all but 1/`idle` of
-    the slices idle."""
+    the slices idle. `switch`: w's blocks are broadcast by the Switch Engine (`w by switch`,
+    synth/onchip.py); `a_switch`: a's blocks are (`a by switch`, synth/stream_switch.py)."""
 
     r: int
     c: int
@@ -68,6 +69,7 @@ class Geometry:
     idle: int = 1
     sb: int = 1
     switch: bool = False
+    a_switch: bool = False
 
     @property
     def tm(self) -> int:
@@ -82,8 +84,10 @@ class Geometry:
     def label(self) -> str:
         extras = ((self.sk, f", k over {self.sk} slices"), (self.tb, f", k in {self.tb} time blocks"),
                   (self.clusters, f", {self.clusters} clusters"), (self.sb, f", {self.sb} batch elements side by side"),
-                  (self.idle, f", on 1/{self.idle} of the slices"), (1 + self.switch, ", w by switch"))
-        return f"{self.sm}x{self.sn} of {self.r}x{self.c}" + "".join(text for n, text in extras if n > 1)
+                  (self.idle, f", on 1/{self.idle} of the slices"))
+        who = " and ".join(["a"] * self.a_switch + ["w"] * self.switch)
+        return (f"{self.sm}x{self.sn} of {self.r}x{self.c}" + "".join(text for n, text in extras if n > 1)
+                + (f", {who} by switch" if who else ""))
 
     def notes(self, K: str, k_local: str) -> list[str]:
         """The kernel file's comments on the clusters and the `k` split."""
@@ -107,7 +111,7 @@ class Geometry:
         """The DM tensors' Slice mapping: the batch (`B`, when it spans slices), m, n, then the k
         chunks innermost."""
         rows, cols = f"{M} % {self.tm // self.clusters} / {self.r}", f"{N} % {self.tn} / {self.c}"
-        if self.switch:  # the slices sharing a block of w side by side on the ring: the m factor innermost
+        if self.switch or self.a_switch:  # the slices sharing a switched block side by side on the ring
             return self.switch_slices(rows, cols, B)
         parts = [f"{B} % {self.sb}"] * (self.sb > 1) + [rows, cols]
         if self.sk > 1:
@@ -117,10 +121,13 @@ class Geometry:
         return ", ".join(parts)
 
     def switch_slices(self, rows: str, cols: str, B: str = "") -> str:
-        """The Slice mapping of a `switch` geometry with `rows` as its innermost factor: the
-        batch, the idle slices' padding, the n factor, then `rows` (the m factor for the
-        result and `a`, the piece of `k` for `w`'s spread block)."""
-        return ", ".join([f"{B} % {self.sb}"] * (self.sb > 1) + [f"1 # {self.idle}"] * (self.idle > 1) + [cols, rows])
+        """The Slice mapping of a switched geometry: the batch, the idle slices' padding, then
+        the m factor `rows` and the n factor `cols`, the one whose slices share the switched
+        operand's block innermost: `rows` for `w by switch` (`rows` is the m factor for the
+        result and `a`, the piece of `k` for `w`'s spread block), `cols` once `a` is switched
+        (`cols` the n factor for the result and `w`, the piece of `k` for `a`'s)."""
+        inner = [rows, cols] if self.a_switch else [cols, rows]
+        return ", ".join([f"{B} % {self.sb}"] * (self.sb > 1) + [f"1 # {self.idle}"] * (self.idle > 1) + inner)
 
     def k_local(self, K: str, kdim: int) -> str:
         """The `k` a slice holds at once: all of it, or its chunk."""
@@ -138,7 +145,8 @@ def geometry(placement: str) -> Geometry:
         raise ValueError(f"not a synth placement: {placement!r}")
     sm, sn, r, c = (int(match.group(i)) for i in range(1, 5))
     return Geometry(r, c, sm, sn, int(match.group(5) or 1), int(match.group(7) or 1), int(match.group(6) or 1),
-                    int(match.group(9) or 1), int(match.group(8) or 1), match.group(10) is not None)
+                    int(match.group(9) or 1), int(match.group(8) or 1), "w" in (match.group(10) or ""),
+                    "a" in (match.group(10) or ""))
 
 
 def pad_ok(spec: Any) -> bool:
@@ -313,7 +321,8 @@ def split_placements(spec: Any, m: int, n: int, grids: int = 1) -> list[str]:
 
 
 def offered(spec: Any, point: dict[str, Any]) -> bool:
-    """Whether the space offers `point`: a `w by switch` placement keeps `w` in the TRF; its blocks fit a slice (the stationary operand's rows,
+    """Whether the space offers `point`: a `w by switch` or `a by switch` placement keeps `w`
+    in the TRF; its blocks fit a slice (the stationary operand's rows,
     `trf`, with their `k` in the TRF, TRF_BYTES, else rule TRF-2; with `reuse="all"` every row
     block of both operands and a block of results at once in the DM, DM_SLICE_BYTES, else
     MEM-3 or MEM-4), and a `reuse="all"` kernel, whose tile loops stay unrolled, has at most
@@ -325,7 +334,7 @@ def offered(spec: Any, point: dict[str, Any]) -> bool:
     size, elem = spec.padded, 1 if spec.dtype_in == "i8" else 2
     kl = size[spec.contracted] // (g.sk * g.tb)
     w_rows = point.get("trf") not in {name for name, idx in spec.operands if mi in idx}
-    if g.switch and not w_rows:  # the switch broadcasts w's blocks: with `a` stationary it has nothing to do
+    if (g.switch or g.a_switch) and not w_rows:  # the switches are written for `w` stationary, `a` streamed
         return False
     if (g.c if w_rows else g.r) * kl * elem > _constants().TRF_BYTES:
         return False
@@ -356,7 +365,11 @@ def proxy_sizes(spec: Any, point: dict[str, Any]) -> dict[str, int]:
     mi, ni = (i for i in spec.result[1] if i != spec.batch)
     sizes[mi] = min(size[mi], 2 * g.tm + size[mi] % g.tm)
     sizes[ni] = min(size[ni], 2 * g.tn + size[ni] % g.tn)
-    sizes[spec.contracted] = min(size[spec.contracted], 64 * g.sk * g.tb)
+    # an `a by switch` block is cut into `sn` pieces of `k` of whole 32-byte flits (synth/stream_switch.py),
+    # w's (with it) into at most `sm`
+    shared = max(g.sn, g.sm * g.switch) if g.a_switch else 1
+    kmin = max(64 * g.sk * g.tb, shared * 32 // (1 if spec.dtype_in == "i8" else 2))
+    sizes[spec.contracted] = min(size[spec.contracted], kmin)
     if spec.batch is not None:  # two steps of the batch (of `sb` elements each when it spans slices)
         sizes[spec.batch] = min(sizes[spec.batch], 2 * g.sb)
     if spec.merged:  # the merged rows as the user's indices: one of each leading part, the rows in the last

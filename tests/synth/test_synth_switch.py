@@ -76,9 +76,16 @@ def test_a_switch_kernel_equals_numpy(case, backend):
     kernel = build(spec, point)
     assert npu_opt.check(kernel).ok
     assert "SwitchConfig.BROADCAST1" in source(spec, point)
-    arrays = _operands(spec, case)
-    bias = np.random.default_rng(99).integers(-1000, 1000, sizes["n"]).astype(np.int32) if "c[n]" in einsum else None
-    host = list(spec.pad(*arrays)) + ([np.pad(bias, (0, spec.padded["n"] - sizes["n"]))] if bias is not None else [])
+    _equals_numpy(spec, kernel, case, 99, backend)
+
+
+def _equals_numpy(spec, kernel, seed: int, bias_seed: int, backend: str) -> None:
+    """Run `kernel` of `spec` on seeded operands (and a bias when the einsum adds `c[n]`) and
+    compare its unpadded result with the numpy oracle, bit for bit."""
+    arrays = _operands(spec, seed)
+    n = spec.sizes["n"]
+    bias = np.random.default_rng(bias_seed).integers(-1000, 1000, n).astype(np.int32) if "c[n]" in spec.text else None
+    host = list(spec.pad(*arrays)) + ([np.pad(bias, (0, spec.padded["n"] - n))] if bias is not None else [])
     _, dout = spec.host_dtypes()
     out = np.zeros(spec.shape(spec.result[1]), dout)
     npu_opt.run(kernel, *host, out, backend=backend)
