@@ -29,7 +29,7 @@ from visa.interp.fast import lanes
 from visa.interp.fast.lanes import Front, pad_front
 from visa.interp.shortcuts import per_record
 from visa.interp.memory import Memory, gather
-from visa.interp.rows import Rows
+from visa.interp.rows import Rows, slice_grid
 from visa.interp.steps import ProgramState, executes
 from visa.interp.switch import run_switch
 from visa.interp.strided import flat_walk, view
@@ -111,7 +111,7 @@ def _read(dm: Any, slices: np.ndarray, base: Any, op: Any, plan: tuple[int, int,
     lifted feed's)."""
     steps, elems, sizes, strides = plan
     sd = op.source.dtype
-    grid = [(len(slices), 1)] if run else _slice_grid(slices)
+    grid = [(len(slices), 1)] if run else slice_grid(slices)
     if bits >= 8 and grid and np.ndim(base) == 0:
         w = bits // 8
         start = int(slices[0]) * dm.slice_bytes + base + op.source.offset * w
@@ -132,24 +132,6 @@ def _read(dm: Any, slices: np.ndarray, base: Any, op: Any, plan: tuple[int, int,
             return into
     row_base = (slices * dm.slice_bytes + np.asarray(base)).reshape(-1, 1, 1)
     return gather(dm, row_base, index, sd, bits, op, "the read plan")
-
-
-def _slice_grid(slices: np.ndarray) -> list[tuple[int, int]] | None:
-    """(count, step) of each level of `slices`, outer first, when they are a grid in order:
-    every step-th slice (a placement on a part of the slices: 0, 2, 4, ...) or rows of such
-    runs (a tile padded inside the kernel: 12 runs of 12 slices, 16 apart); a strided walk
-    reads them too. None otherwise."""
-    if len(slices) < 2:
-        return None
-    inner = int(slices[1]) - int(slices[0])
-    steps = np.diff(slices)
-    run = int(np.argmax(steps != inner)) + 1 if (steps != inner).any() else len(slices)
-    outer = int(slices[run]) - int(slices[0]) if run < len(slices) else 0
-    if inner <= 0 or len(slices) % run or (run < len(slices) and outer <= 0):
-        return None
-    grid = [(len(slices) // run, outer), (run, inner)]
-    want = slices[0] + outer * np.arange(grid[0][0])[:, None] + inner * np.arange(run)
-    return grid if np.array_equal(slices, want.reshape(-1)) else None
 
 
 @per_record
@@ -261,7 +243,7 @@ def _repeats(op: Any, target: Any) -> tuple[bool, bool]:
 
 def _repeated(op: Any, rows: Rows, mem: Memory, src: DmTensor, in_place: bool) -> Repeated | None:
     """The feed's stream as its distinct packets and a broadcast view (`_repeats`), when the
-    rows of each (chip, cluster) are its slices in order, consecutive or a `_slice_grid` of
+    rows of each (chip, cluster) are its slices in order, consecutive or a `slice_grid` of
     them; None otherwise (and when a read is not one strided walk), which leaves the feed to
     write every packet. With one (chip, cluster) and `in_place` the packets are a view of
     the DM bytes; with several each one's are copied into their rows of one array."""
@@ -271,7 +253,7 @@ def _repeated(op: Any, rows: Rows, mem: Memory, src: DmTensor, in_place: bool) -
     once = [1 if k < ntime and s == 0 else n for k, (n, s) in enumerate(zip(sizes, strides))]
     views, helds = [], []
     for (chip, cluster), sel, slices, run in groups:
-        grid = [(len(slices), 1)] if run else _slice_grid(slices)   # consecutive, every n-th, runs n apart
+        grid = [(len(slices), 1)] if run else slice_grid(slices)   # consecutive, every n-th, runs n apart
         if grid is None:
             return None
         dm = mem.dm(chip, cluster)
