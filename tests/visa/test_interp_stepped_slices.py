@@ -16,6 +16,7 @@ from visa import parse_visa
 from visa.interp import contract, execute_inout, feed
 from visa.interp import trf as trf_mod
 from visa.interp.trf import _stepped
+from visa.interp.rows import slice_grid
 from backends import get_backend
 
 
@@ -36,7 +37,7 @@ def test_stepped_slices_are_a_slice_and_pick_what_the_index_picks(index, want):
     ([0, 4, 8], [(1, 0), (3, 4)]), ([1, 2, 3], [(1, 0), (3, 1)]), ([0, 2, 5], None), ([4], None), ([6, 4, 2], None),
     ([0, 1, 2, 16, 17, 18], [(2, 16), (3, 1)]), ([0, 1, 2, 16, 17], None), ([0, 1, 2, 16, 17, 19], None)])
 def test_the_feed_reads_a_grid_of_slices_as_a_walk(slices, grid):
-    assert feed._slice_grid(np.asarray(slices, np.int64)) == grid
+    assert slice_grid(np.asarray(slices, np.int64)) == grid
 
 
 @pytest.mark.parametrize("size, placement, trf", [

@@ -36,7 +36,7 @@ from visa.interp.errors import check
 from visa.interp.fast.lanes import Front
 from visa.interp.shortcuts import per_record
 from visa.interp.memory import Memory, scatter
-from visa.interp.rows import Rows
+from visa.interp.rows import Rows, slice_grid
 from visa.interp.steps import ProgramState, runs
 from visa.interp.strided import flat_walk, injective, view
 from visa.interp.values import padded, raw_dtype, to_raw, value_dtype, zero_pad
@@ -154,16 +154,29 @@ def _every_slice(rows: Rows, t: Any) -> bool:
             and all(len(sl) == t.slice.size and run and sl[0] == 0 for _, _, sl, run in groups))
 
 
-def _write_strided(op: Any, dm: Any, slices: np.ndarray, values: np.ndarray, d: Any, bits: int) -> bool:
-    """Write the stream of consecutive `slices` through one strided view of the DM when
-    the write plan is an in-bounds affine walk touching each byte once; False leaves it
-    to `scatter`, which writes (or refuses) the same bytes by index."""
+@per_record
+def _row_slices(rows: Rows, t: Any) -> dict[tuple[int, int], np.ndarray]:
+    """Per (chip, cluster) of the rows, which of the `t.slice.size` slices they run."""
+    out = {}
+    for key, _, slices, _ in rows.slice_groups():
+        mask = np.zeros(t.slice.size, np.bool_)
+        mask[slices] = True
+        out[key] = mask
+    return out
+
+
+def _write_strided(op: Any, dm: Any, slices: np.ndarray, values: np.ndarray, d: Any, bits: int,
+                   grid: list[tuple[int, int]]) -> bool:
+    """Write the stream of `slices`, a `grid` of them in order ((count, step) per level:
+    consecutive, every n-th, runs n apart), through one strided view of the DM when the
+    write plan is an in-bounds affine walk touching each byte once; False leaves it to
+    `scatter`, which writes (or refuses) the same bytes by index."""
     if bits < 8:
         return False
     w = bits // 8
     entries = [*op.write.time, *op.write.packet]
-    sizes = [len(slices), *(e.size for e in entries)]
-    strides = [dm.slice_bytes, *(e.stride * w for e in entries)]
+    sizes = [*(n for n, _ in grid), *(e.size for e in entries)]
+    strides = [*(k * dm.slice_bytes for _, k in grid), *(e.stride * w for e in entries)]
     walk_ = flat_walk(dm, int(slices[0]) * dm.slice_bytes + op.dest, sizes, strides, w)
     if walk_ is None or not injective(sizes, walk_[2], w):
         return False
@@ -219,14 +232,16 @@ def run_commit(op: Any, stream: np.ndarray | Front, rows: Rows, mem: Memory) -> 
         values = _COMMIT[op.conversion](values)
     address, t = mem.dm_address[op.result.id], op.output_type
     if op.into is None:  # (a commit into a tensor keeps its other cells)
-        if op.dest == address and _fills(op, mem.target, *shape) and _every_slice(rows, t):
+        fills = op.dest == address and _fills(op, mem.target, *shape)
+        if fills and _every_slice(rows, t):
             mem.overwrite_dm(live_parts(t), t.slice.size, address, size)     # every byte written below
-        else:
-            mem.zero_dm(live_parts(t), t.slice.size, address, size, op)
+        else:   # the slices of the rows are written whole below when the plan fills the tensor
+            mem.zero_dm(live_parts(t), t.slice.size, address, size, op, _row_slices(rows, t) if fills else None)
     for (chip, cluster), sel, slices, run in rows.slice_groups():
         dm = mem.dm(chip, cluster)
         part = values if len(sel) == len(values) else values[sel]   # sel: increasing row numbers
-        if run and _write_strided(op, dm, slices, part, d, bits):
+        grid = [(len(slices), 1)] if run else slice_grid(slices)
+        if grid is not None and _write_strided(op, dm, slices, part, d, bits, grid):
             continue
         base = (slices * mem.dm_slice + op.dest).reshape(-1, 1, 1)
         scatter(dm, base, index[None], part, d, bits, op, "the write plan")

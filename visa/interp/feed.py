@@ -29,7 +29,7 @@ from visa.interp.fast import lanes
 from visa.interp.fast.lanes import Front, pad_front
 from visa.interp.shortcuts import per_record
 from visa.interp.memory import Memory, gather
-from visa.interp.rows import Rows
+from visa.interp.rows import Rows, slice_grid
 from visa.interp.steps import ProgramState, executes
 from visa.interp.switch import run_switch
 from visa.interp.strided import flat_walk, view
@@ -111,7 +111,7 @@ def _read(dm: Any, slices: np.ndarray, base: Any, op: Any, plan: tuple[int, int,
     lifted feed's)."""
     steps, elems, sizes, strides = plan
     sd = op.source.dtype
-    grid = [(len(slices), 1)] if run else _slice_grid(slices)
+    grid = [(len(slices), 1)] if run else slice_grid(slices)
     if bits >= 8 and grid and np.ndim(base) == 0:
         w = bits // 8
         start = int(slices[0]) * dm.slice_bytes + base + op.source.offset * w
@@ -132,24 +132,6 @@ def _read(dm: Any, slices: np.ndarray, base: Any, op: Any, plan: tuple[int, int,
             return into
     row_base = (slices * dm.slice_bytes + np.asarray(base)).reshape(-1, 1, 1)
     return gather(dm, row_base, index, sd, bits, op, "the read plan")
-
-
-def _slice_grid(slices: np.ndarray) -> list[tuple[int, int]] | None:
-    """(count, step) of each level of `slices`, outer first, when they are a grid in order:
-    every step-th slice (a placement on a part of the slices: 0, 2, 4, ...) or rows of such
-    runs (a tile padded inside the kernel: 12 runs of 12 slices, 16 apart); a strided walk
-    reads them too. None otherwise."""
-    if len(slices) < 2:
-        return None
-    inner = int(slices[1]) - int(slices[0])
-    steps = np.diff(slices)
-    run = int(np.argmax(steps != inner)) + 1 if (steps != inner).any() else len(slices)
-    outer = int(slices[run]) - int(slices[0]) if run < len(slices) else 0
-    if inner <= 0 or len(slices) % run or (run < len(slices) and outer <= 0):
-        return None
-    grid = [(len(slices) // run, outer), (run, inner)]
-    want = slices[0] + outer * np.arange(grid[0][0])[:, None] + inner * np.arange(run)
-    return grid if np.array_equal(slices, want.reshape(-1)) else None
 
 
 @per_record
@@ -260,36 +242,40 @@ def _repeats(op: Any, target: Any) -> tuple[bool, bool]:
 
 
 def _repeated(op: Any, rows: Rows, mem: Memory, src: DmTensor, in_place: bool) -> Repeated | None:
-    """The feed's stream as its distinct packets (`in_place`: a view of the DM bytes) and a
-    broadcast view (`_repeats`), when the rows are one (chip, cluster)'s slices in order,
-    consecutive or a `_slice_grid` of them; None otherwise (and when the read is not one strided
-    walk), which leaves the feed to write every packet."""
+    """The feed's stream as its distinct packets and a broadcast view (`_repeats`), when the
+    rows of each (chip, cluster) are its slices in order, consecutive or a `slice_grid` of
+    them; None otherwise (and when a read is not one strided walk), which leaves the feed to
+    write every packet. With one (chip, cluster) and `in_place` the packets are a view of
+    the DM bytes; with several each one's are copied into their rows of one array."""
     groups = rows.slice_groups()
-    if len(groups) != 1 or not np.array_equal(groups[0][1], np.arange(rows.count)):
-        return None
-    (chip, cluster), _, slices, run = groups[0]
-    grid = [(len(slices), 1)] if run else _slice_grid(slices)   # consecutive, every n-th, runs n apart
-    if grid is None:
-        return None
     bits, (steps, elems, sizes, strides), _ = _plan(op, mem.target)
-    dm, w, ntime = mem.dm(chip, cluster), bits // 8, len(op.shapes[0].time)
+    w, ntime = bits // 8, len(op.shapes[0].time)
     once = [1 if k < ntime and s == 0 else n for k, (n, s) in enumerate(zip(sizes, strides))]
-    start = int(slices[0]) * dm.slice_bytes + src.base + op.source.offset * w
-    walk_ = flat_walk(dm, start, [*(n for n, _ in grid), *once],
-                      [*(k * dm.slice_bytes for _, k in grid), *(st * w for st in strides)], w)
-    v = None if walk_ is None else view(walk_, [*(n for n, _ in grid), *once], raw_dtype(bits))
-    if v is None:
-        return None
-    if len(grid) > 1:     # runs of slices: one rows axis (a copy of the distinct packets unless they line up)
-        v = v.reshape(len(slices), *once)
-    held = None
-    if in_place:
-        off = start - int(slices[0]) * dm.slice_bytes
-        end = off + sum((n - 1) * st * w for n, st in zip(once, strides)) + w
-        held = mem.copies.held((chip, cluster), off, end, np.asarray(slices, np.int64))
-    distinct = v if in_place else mem.scratch(v.shape, v.dtype)
-    if not in_place:
-        np.copyto(distinct, v)
+    views, helds = [], []
+    for (chip, cluster), sel, slices, run in groups:
+        grid = [(len(slices), 1)] if run else slice_grid(slices)   # consecutive, every n-th, runs n apart
+        if grid is None:
+            return None
+        dm = mem.dm(chip, cluster)
+        start = int(slices[0]) * dm.slice_bytes + src.base + op.source.offset * w
+        walk_ = flat_walk(dm, start, [*(n for n, _ in grid), *once],
+                          [*(k * dm.slice_bytes for _, k in grid), *(st * w for st in strides)], w)
+        v = None if walk_ is None else view(walk_, [*(n for n, _ in grid), *once], raw_dtype(bits))
+        if v is None:
+            return None
+        views.append(v.reshape(len(slices), *once) if len(grid) > 1 else v)  # runs of slices: one rows axis
+        if in_place:
+            off = start - int(slices[0]) * dm.slice_bytes
+            end = off + sum((n - 1) * st * w for n, st in zip(once, strides)) + w
+            found = mem.copies.held((chip, cluster), off, end, np.asarray(slices, np.int64))
+            helds.append(None if found is None else found + int(sel[0]))   # the group's rows from sel[0] on
+    held = None if not in_place or any(h is None for h in helds) else np.concatenate(helds)
+    if in_place and len(views) == 1:
+        distinct = views[0]
+    else:
+        distinct = mem.scratch((rows.count, *once), views[0].dtype)
+        for (_, sel, _, _), v in zip(groups, views):
+            np.copyto(distinct[int(sel[0]):int(sel[0]) + len(sel)], v)
     values = convert_chain(from_raw(distinct, op.source.dtype, bits), op, mem.target)
     flit = 8 * mem.target.constants.FLIT_BYTES // mem.target.bits_of(op.element_type.dtype)
     packets = values.reshape(rows.count, *once[:ntime], op.flits_per_packet, flit)

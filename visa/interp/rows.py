@@ -15,7 +15,7 @@ import numpy as np
 from visa.interp.shortcuts import per_record
 from visa.interp.values import pad_mask
 
-__all__ = ["Rows", "rows_of"]
+__all__ = ["Rows", "rows_of", "slice_grid"]
 
 
 class Rows:
@@ -67,3 +67,21 @@ class Rows:
 def rows_of(space: tuple[Any, Any, Any]) -> Rows:
     """The `Rows` of a program's space (one object per space tuple)."""
     return Rows(space)
+
+
+def slice_grid(slices: np.ndarray) -> list[tuple[int, int]] | None:
+    """(count, step) of each level of `slices`, outer first, when they are a grid in order:
+    every step-th slice (a placement on a part of the slices: 0, 2, 4, ...) or rows of such
+    runs (a tile padded inside the kernel: 12 runs of 12 slices, 16 apart); a strided walk
+    reads them too. None otherwise."""
+    if len(slices) < 2:
+        return None
+    inner = int(slices[1]) - int(slices[0])
+    steps = np.diff(slices)
+    run = int(np.argmax(steps != inner)) + 1 if (steps != inner).any() else len(slices)
+    outer = int(slices[run]) - int(slices[0]) if run < len(slices) else 0
+    if inner <= 0 or len(slices) % run or (run < len(slices) and outer <= 0):
+        return None
+    grid = [(len(slices) // run, outer), (run, inner)]
+    want = slices[0] + outer * np.arange(grid[0][0])[:, None] + inner * np.arange(run)
+    return grid if np.array_equal(slices, want.reshape(-1)) else None

@@ -64,18 +64,28 @@ def run_inter(op: Any, values: np.ndarray, rows: Rows) -> tuple[np.ndarray, Rows
           f"the reducer reads {t.time.size} steps of {t.dtype}", op)
     out_rows = Rows((t.chip, t.cluster, op.out_slice))
     result = np.zeros((out_rows.count, out.time.size, values.shape[2]), values.dtype)
-    groups = dict(rows.groups())
+    groups = {key: (sel, slices, run) for key, sel, slices, run in rows.slice_groups()}
     for key, sel_out in out_rows.groups():
-        ring = np.zeros((t.slice.size, *values.shape[1:]), values.dtype)
-        sel = groups.get(key)
-        if sel is not None:
-            ring[rows.slice[sel]] = values[sel]
+        ring = _ring(values, groups.get(key), t.slice.size)
         try:
             moved = reduce_ring(op.scalar, op.op.name, ring, t.slice, t.time, op.out_slice, out.time)
         except (ValueError, TypeError, KeyError) as e:
             raise InterpError(f"the reducer cannot fold this stream: {e}", op) from None
         result[sel_out] = moved[out_rows.slice[sel_out]]
     return zero_padding(result, pad_mask(out.time, out.packet)), out_rows
+
+
+def _ring(values: np.ndarray, group: tuple[np.ndarray, np.ndarray, bool] | None, size: int) -> np.ndarray:
+    """One (chip, cluster) ring of `size` slices laid out from the rows of its group (sel,
+    slices, consecutive) of `values`, zeros in the slices it does not run: the rows
+    themselves (a view) when they are every slice in order."""
+    if group is not None and group[2] and len(group[1]) == size and int(group[1][0]) == 0:
+        first = int(group[0][0])     # a group's rows are consecutive (`Rows.groups`)
+        return values[first:first + size]
+    ring = np.zeros((size, *values.shape[1:]), values.dtype)
+    if group is not None:
+        ring[group[1]] = values[group[0]]
+    return ring
 
 
 @executes("inter_slice_reduce")
