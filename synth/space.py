@@ -16,7 +16,9 @@ tile of slices' blocks of results; larger outputs loop over tiles):
 - `trf`: which operand is stationary in the TRF (its rows become the 8 lanes), named as
   the einsum names it (`w` first, the operand carrying the result's second index);
 - `packet`: the contraction packet along K: 32 or 64 bytes (rule OUTER-3), 32/64 i8 or 16/32 bf16;
-- `order` / `reuse`: the tile loop's order and which loaded blocks are kept (more than one tile).
+- `order` / `reuse`: the tile loop's order and which loaded blocks are kept (more than one tile);
+- `pieces`: each tile's streamed row block moves, is contracted and is stored in 1, 2 or 4
+  pieces, so one piece's DMA overlaps another's contraction (synth/overlap.py).
 A batched GEMM `out[B, M, N] = a[B, M, K] . w[B, N, K]` runs the GEMM's loops once per batch
 step (one element, or a group side by side), picking its blocks through tiles of the batch axis.
 `space_of` keeps one point per canonical kernel source (`canonical`) and leaves out the points
@@ -42,8 +44,9 @@ from ir.dtypes import DType
 from synth import epilogue, gemv, target
 from synth.gemm_text import gemm_roles, gemm_source, kept
 from synth.onchip import switch_ok, switch_piece
-from synth.tiling import (blocks, needs_split, offered, pad_ok, result_placements, runs_in_full,
-                                  split_levers, split_placements)
+from synth.overlap import PIECES
+from synth.tiling import (blocks, geometry, needs_split, offered, pad_ok, pieces_offered, result_placements,
+                          runs_in_full, split_levers, split_placements)
 from npu_opt.tune import Space
 
 __all__ = ["MODULE_NAMES", "build", "canonical", "points", "source", "space_of"]
@@ -75,7 +78,7 @@ def points(spec: Any) -> dict[str, list[Any]]:
         # k splits (synth/tiling.py); an operand transposed on the device keeps k whole
         whole = _with_switch(result_placements(m, n, slices, False, shapes), m, size[spec.contracted], elem) \
             if shapes else []
-        return split_levers(spec, m, n, packets, wn, [g.label() for g in whole])
+        return _with_pieces(spec, split_levers(spec, m, n, packets, wn, [g.label() for g in whole]))
     placements = result_placements(m, n, slices, pad_ok(spec), shapes)
     if spec.batch is not None:  # batch elements side by side on slices: each on a share of them
         nb = size[spec.batch]
@@ -89,7 +92,14 @@ def points(spec: Any) -> dict[str, list[Any]]:
                                     "packet": packets}
     if tiles > 1:
         levers |= {"order": ["ij", "ji"], "reuse": ["outer", "all", "none"]}
-    return levers
+    return _with_pieces(spec, levers)
+
+
+def _with_pieces(spec: Any, levers: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    """`levers` with `pieces` (synth/overlap.py) when some placement may stream its row blocks
+    in pieces (tiling.pieces_offered), the values the most rows per slice allow."""
+    values = [n for n in PIECES if any(pieces_offered(spec, geometry(p), n) for p in levers["placement"])]
+    return levers | {"pieces": values} if len(values) > 1 else levers
 
 
 def _with_switch(placements: list[Any], m: int, k: int, elem: int) -> list[Any]:
