@@ -17,7 +17,7 @@ tile of slices' blocks of results; larger outputs loop over tiles):
   the einsum names it (`w` first, the operand carrying the result's second index);
 - `packet`: the contraction packet along K: 32 or 64 bytes (rule OUTER-3), 32/64 i8 or 16/32 bf16;
 - `order` / `reuse`: the tile loop's order and which loaded blocks are kept (more than one tile);
-- `pieces`: each tile's streamed row block moves, is contracted and is stored in 1, 2 or 4
+- `pieces`: each tile's streamed row block moves, is contracted and is stored in 1 or 2
   pieces, so one piece's DMA overlaps another's contraction (synth/overlap.py).
 A batched GEMM `out[B, M, N] = a[B, M, K] . w[B, N, K]` runs the GEMM's loops once per batch
 step (one element, or a group side by side), picking its blocks through tiles of the batch axis.
@@ -45,8 +45,8 @@ from synth import epilogue, gemv, target
 from synth.gemm_text import gemm_roles, gemm_source, kept
 from synth.onchip import switch_ok, switch_piece
 from synth.overlap import PIECES
-from synth.tiling import (blocks, geometry, needs_split, offered, pad_ok, pieces_offered, result_placements,
-                          runs_in_full, split_levers, split_placements)
+from synth.tiling import (blocks, needs_split, offered, pad_ok, result_placements, runs_in_full, split_levers,
+                          split_placements)
 from npu_opt.tune import Space
 
 __all__ = ["MODULE_NAMES", "build", "canonical", "points", "source", "space_of"]
@@ -96,9 +96,13 @@ def points(spec: Any) -> dict[str, list[Any]]:
 
 
 def _with_pieces(spec: Any, levers: dict[str, list[Any]]) -> dict[str, list[Any]]:
-    """`levers` with `pieces` (synth/overlap.py) when some placement may stream its row blocks
-    in pieces (tiling.pieces_offered), the values the most rows per slice allow."""
-    values = [n for n in PIECES if any(pieces_offered(spec, geometry(p), n) for p in levers["placement"])]
+    """`levers` with `pieces` (synth/overlap.py) when some placement the budgets offer
+    (tiling.offered, `w` stationary) may stream its row blocks in pieces: a space none of
+    whose points fits is searched whole for the rules' refusals, and pieces would only
+    repeat them."""
+    wn = levers["trf"][0]
+    values = [n for n in PIECES if any(offered(spec, {"placement": p, "trf": wn, "pieces": n})
+                                       for p in levers["placement"])]
     return levers | {"pieces": values} if len(values) > 1 else levers
 
 

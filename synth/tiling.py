@@ -34,7 +34,7 @@ from synth.overlap import pieces_ok
 from tu_ops.target import Constants, rngd
 
 __all__ = ["ALIGN_BYTES", "CHECK_MACS", "UNROLLED_TILES", "Geometry", "blocks", "geometry", "needs_split", "offered", "pad_ok",
-           "pieces_offered", "proxy_sizes", "result_placements", "runs_in_full", "slice_counts", "split_levers", "split_placements"]
+           "proxy_sizes", "result_placements", "runs_in_full", "slice_counts", "split_levers", "split_placements"]
 
 # The HBM's aligned access, in bytes (tu_ops/targets/rngd.schedule.toml [hbm] align_bytes; a test
 # pins the two equal): a row of results narrower, or not a multiple of it, ends in a partial write.
@@ -315,7 +315,7 @@ def split_placements(spec: Any, m: int, n: int, grids: int = 1) -> list[str]:
 
 def offered(spec: Any, point: dict[str, Any]) -> bool:
     """Whether the space offers `point`: a `w by switch` placement keeps `w` in the TRF, and so
-    does one streaming `a` in `pieces` (where pieces_offered allows them); its blocks fit a slice (the stationary operand's rows,
+    does one streaming `a` in `pieces` (where _pieces_offered allows them); its blocks fit a slice (the stationary operand's rows,
     `trf`, with their `k` in the TRF, TRF_BYTES, else rule TRF-2; with `reuse="all"` every row
     block of both operands and a block of results at once in the DM, DM_SLICE_BYTES, else
     MEM-3 or MEM-4), and a `reuse="all"` kernel, whose tile loops stay unrolled, has at most
@@ -329,7 +329,7 @@ def offered(spec: Any, point: dict[str, Any]) -> bool:
     w_rows = point.get("trf") not in {name for name, idx in spec.operands if mi in idx}
     if g.switch and not w_rows:  # the switch broadcasts w's blocks: with `a` stationary it has nothing to do
         return False
-    if point.get("pieces", 1) > 1 and not (w_rows and pieces_offered(spec, g, point["pieces"])):
+    if point.get("pieces", 1) > 1 and not (w_rows and _pieces_offered(spec, g, point["pieces"])):
         return False  # pieces of the streamed a (synth/overlap.py), with w stationary
     if (g.c if w_rows else g.r) * kl * elem > _constants().TRF_BYTES:
         return False
@@ -343,7 +343,7 @@ def offered(spec: Any, point: dict[str, Any]) -> bool:
     return held + g.r * g.c * 4 <= _constants().DM_SLICE_BYTES
 
 
-def pieces_offered(spec: Any, g: Geometry, pieces: int) -> bool:
+def _pieces_offered(spec: Any, g: Geometry, pieces: int) -> bool:
     """Whether geometry `g` of `spec` may stream its row blocks of `a` in `pieces` pieces
     (synth/overlap.py pieces_ok, with `w` stationary)."""
     mi = next(i for i in spec.result[1] if i != spec.batch)
