@@ -128,12 +128,16 @@ def param(spec: Any) -> list[str]:
     return [f'        {name}: HbmTensor[{_BIAS_DTYPE[spec.dtype_out]}, Chip, m("{index.upper()}")],']
 
 
-def bias_lines(spec: Any, indent: str, tiles: str, cols: int, axis: str | None = None) -> tuple[list[str], list[str]]:
+def bias_lines(spec: Any, indent: str, tiles: str, cols: int, axis: str | None = None,
+               split: bool = False) -> tuple[list[str], list[str]]:
     """(the lines before the tile function that load the bias values of column block `j`
     into every slice's VRF, the tile function's lines that take them: loaded at the block's
     first tile, kept for the others), or two empty lists. `tiles` picks the block's columns
     from the bias's HBM view, `cols` the columns one slice computes, `axis` the column axis
-    as the kernel's mappings write it (`N # 128` when padded inside the kernel)."""
+    as the kernel's mappings write it (`N # 128` when padded inside the kernel). `split`:
+    the DMA into DM (`{name}_dm_block(j)`) and the VRF load (`{name}_vrf_load(held)`) are
+    functions of their own besides `{name}_block(j)`, so a kernel may move the bias before the
+    TRF load and load the VRF after it (synth/overlap.py)."""
     ep = spec.epilogue
     if ep is None or ep.bias is None:
         return [], []
@@ -142,18 +146,34 @@ def bias_lines(spec: Any, indent: str, tiles: str, cols: int, axis: str | None =
     dt = _BIAS_DTYPE[spec.dtype_out]
     element = f"{N} % {cols}"
     fetch = f'm("{N} / 8 % {cols // 8}"), m("{N} % 8")'  # 8 values of 4 bytes a flit
-    load = [f"    {name}_blocks = {{}}  # the bias of each column block j, loaded at its first tile",
-            "",
-            f"    def {name}_block(j):",
-            f"        # the bias: the {dt} values of {name} for block j's columns, each slice's {cols} "
-            "into its Vector Register File",
-            f"        {name}_dm = ({name}.view(){tiles}",
-            f'                .to_dm(ctx.tdma, DmTensor[{dt}, Chip, Cluster, Slice, m("{element}")]))',
-            f"        return (ctx.sub.begin({name}_dm.view())",
-            f"                .fetch({fetch})",
-            f"                .collect({fetch})",
-            f'                .to_vrf(m("{element}")))',
-            ""]
+    move = [f"        {name}_dm = ({name}.view(){tiles}",
+            f'                .to_dm(ctx.tdma, DmTensor[{dt}, Chip, Cluster, Slice, m("{element}")]))']
+    vrf = [f"        return (ctx.sub.begin({name}_dm.view())",
+           f"                .fetch({fetch})",
+           f"                .collect({fetch})",
+           f'                .to_vrf(m("{element}")))']
+    if split:
+        load = [f"    {name}_blocks = {{}}  # the bias of each column block j, loaded at its first tile",
+                "",
+                f"    def {name}_dm_block(j):",
+                f"        # the bias: the {dt} values of {name} for block j's columns, each slice's {cols} into its DM",
+                *move,
+                f"        return {name}_dm",
+                "",
+                f"    def {name}_vrf_load({name}_dm):",
+                "        # ... and from there into its Vector Register File",
+                *vrf,
+                "",
+                f"    def {name}_block(j):",
+                f"        return {name}_vrf_load({name}_dm_block(j))",
+                ""]
+    else:
+        load = [f"    {name}_blocks = {{}}  # the bias of each column block j, loaded at its first tile",
+                "",
+                f"    def {name}_block(j):",
+                f"        # the bias: the {dt} values of {name} for block j's columns, each slice's {cols} "
+                "into its Vector Register File",
+                *move, *vrf, ""]
     take = [f"{indent}if j not in {name}_blocks:",
             f"{indent}    {name}_blocks[j] = {name}_block(j)",
             f"{indent}{name}_vrf = {name}_blocks[j]"]

@@ -12,11 +12,12 @@ from typing import Any
 from ir.dtypes import DType
 from synth import epilogue, target
 from synth.onchip import device_transpose, switch_fetch, switch_names, switch_w_block
+from synth.overlap import a_pieces, one_tile_pieces, piece_tile, pieces_ok, tile_pieces
 from synth.stream_switch import stream_a_block, stream_fetch, stream_mapping, stream_names
 from synth.tiling import geometry
 
 __all__ = ["chain", "contraction_chain", "gemm_names", "gemm_roles", "gemm_source", "header",
-           "hbm_axes", "kept", "loop_header", "tile_loops", "time_block_loads", "time_block_tile"]
+           "hbm_axes", "kept", "loop_header", "tile_loops", "tile_terms", "time_block_loads", "time_block_tile"]
 
 
 def kept(spec: Any) -> tuple[str, ...]:
@@ -35,14 +36,23 @@ def chain(idx: tuple[str, ...], steps: list[tuple[str, int, int | None, str]], w
     """The `.tile(...)` calls that pick one tile of a view of a tensor indexed `idx`: each step
     (index, count, size, variable) splits `index` into `count` tiles of `size` (None: one
     element, the batch) and takes tile `variable`; write views mark the tile axes `#{!}`."""
-    terms = [i.upper() for i in idx]
-    mark = "#{!}" if write else "#"
     calls = []
-    for index, count, size, var in steps:
+    for n, (index, _, size, var) in enumerate(steps):
         X = index.upper()
-        terms[idx.index(index)] = f"1 {mark} {count}" if size is None else f"1 {mark} {count}, {X} % {size}"
+        terms = tile_terms(idx, steps[:n + 1], write)
         calls.append(f'.tile(m("{X if size is None else f"{X} / {size}"}"), 1, m("{", ".join(terms)}"), {var})')
     return "".join(calls)
+
+
+def tile_terms(idx: tuple[str, ...], steps: list[tuple[str, int, int | None, str]], write: bool = False) -> list[str]:
+    """The element mapping's terms, one per index of `idx`, of a view after the tiles of `steps`
+    (`chain`): an index tiled into `count` tiles of `size` is `1 # count, X % size`."""
+    terms = [i.upper() for i in idx]
+    mark = "#{!}" if write else "#"
+    for index, count, size, _ in steps:
+        X = index.upper()
+        terms[idx.index(index)] = f"1 {mark} {count}" if size is None else f"1 {mark} {count}, {X} % {size}"
+    return terms
 
 
 def hbm_axes(name: str, idx: tuple[str, ...]) -> str:
@@ -112,7 +122,10 @@ def gemm_names(spec: Any, p: dict[str, Any]) -> dict[str, Any]:
         v[f"{var}_step"] = [] if padded else [((mi, ni)[var == "j"], v["mt" if var == "i" else "nt"], t_, var)]
     M, N = v["M"], v["N"]
     v["S"], v["T"] = (M, N) if stationary_w else (N, M)      # streamed rows, stationary rows (the lanes)
-    v["rs"], v["rt"] = (r, c) if stationary_w else (c, r)    # their rows per slice
+    # the tile's streamed rows in pieces (synth/overlap.py), where the lever applies (else one)
+    v["pieces_n"] = p.get("pieces", 1) if pieces_ok(geo, p.get("pieces", 1), stationary_w, not v["i_step"],
+                                                     an in spec.device_transposed) else 1
+    v["rs"], v["rt"] = (r // v["pieces_n"], c) if stationary_w else (c, r)    # their rows per slice (per contraction)
     v["g"] = v["rt"] // 8                                    # stationary rows per lane
     v["s_dm"], v["t_dm"] = ("a_dm", "w_dm") if stationary_w else ("w_dm", "a_dm")
     # the batch: elements side by side on `sb` slices each step, the steps one after another
@@ -195,6 +208,9 @@ def _gemm_blocks(v: dict[str, Any]) -> list[str]:
             *(device_transpose(v, an, M, r, "i", chain(spec.stored(an), v["batch"] + v["i_step"]))
               if an in spec.device_transposed else
               stream_a_block(v, chain(v["aidx"], v["batch"] + v["i_step"])) if v["geo"].a_switch else
+              a_pieces(v, chain(v["aidx"], v["batch"] + v["i_step"]),
+                       piece_tile(tile_terms(v["aidx"], v["batch"] + v["i_step"]), v["aidx"].index(v["mi"]), M, r,
+                                  v["pieces_n"])) if v["pieces_n"] > 1 else
               [f"        # row block i of {an} ({v['tm']} rows), each slice's {r} rows into its DM",
                f'        rows = {an}.view(){chain(v["aidx"], v["batch"] + v["i_step"])}',
                f'        return rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{M} % {r}, {Kl}")])']),
@@ -220,40 +236,46 @@ def _gemm_blocks(v: dict[str, Any]) -> list[str]:
 
 
 def _gemm_tile(v: dict[str, Any]) -> list[str]:
-    """One tile: the contraction, the inter-slice reduce of a split `k`, the store."""
+    """One tile: the contraction, the inter-slice reduce of a split `k`, the store (of each
+    piece in turn with `pieces`, synth/overlap.py)."""
     S, T, K, rs, rt, g = v["S"], v["T"], v["K"], v["rs"], v["rt"], v["g"]
     packet, din, dout, geo = v["packet"], v["din"], v["dout"], v["geo"]
     rn, ridx = v["spec"].result
-    dst = [".tile" + call for call in chain(ridx, v["batch"] + v["i_step"] + v["j_step"], write=True)
-           .split(".tile") if call]
+    steps = v["batch"] + v["i_step"] + v["j_step"]
+    dst = [".tile" + call for call in chain(ridx, steps, write=True).split(".tile") if call]
+    if v["pieces_n"] > 1:
+        dst.append(piece_tile(tile_terms(ridx, steps, write=True), ridx.index(v["mi"]), v["M"], v["r"],
+                              v["pieces_n"], write=True))
     if geo.tb > 1:
         return time_block_tile(v, dst)
-    load, take = epilogue.bias_lines(v["spec"], "        ", chain((v["ni"],), v["j_step"]), v["c"], v["N"])
+    load, take = epilogue.bias_lines(v["spec"], "        ", chain((v["ni"],), v["j_step"]), v["c"], v["N"],
+                                     split=v["pieces_n"] > 1)
+    pad = " " * (20 if v["pieces_n"] > 1 else 18)
+    work = contraction_chain(v, pad)
+    if geo.sk > 1:
+        op = "InterSliceReduceOpI32" if dout == "i32" else "InterSliceReduceOpF32"
+        work += [f"{pad}# the {geo.sk} slices of each {K} chunk add their partial sums",
+                 f"{pad}.vector_init()",
+                 f'{pad}.vector_inter_slice_reduce(m("{geo.reduced_slices(v["M"], v["N"])}"), '
+                 f'm("{S} % {rs}, {T} / 8 % {g}"), {op}.ADD)',
+                 f"{pad}.vector_final()"]
+    work += epilogue.vector_lines(v["spec"], pad) + epilogue.cast_lines(v["spec"], pad, f"{T} % 8")
+    if dout == "bf16":
+        work += [f'{pad}.cast(bf16, m("{T} % 8 # 16"))  # f32 sums rounded to bf16 once, at the end']
+    work += [f'{pad}.commit_trim(m("{T} % 8"))',
+             f'{pad}.commit(m("{S} % {rs}, {T} % {rt}"))']
+    store = [*([f"        dst = ({rn}.view_mut()",
+                *[f"               {call})" if k == len(dst) - 1 else f"               {call}"
+                  for k, call in enumerate(dst)]] if dst else [f"        dst = {rn}.view_mut()  # the whole result"]),
+             f"        {target.reduced(v['spec'], 'result')}.view().to_hbm_view(ctx.tdma, dst)"]
     lines = [*load,
              "    def tile(streamed, trf, i, j):",
              *take,
              f"        # packet={packet}: each contraction step multiplies {packet} elements of {K} "
-             f"({packet * (1 if din == 'i8' else 2)} bytes, OUTER-3); the time loop sums the rest",
-             "        result = (ctx.main.begin(streamed.view())",
-             *contraction_chain(v, " " * 18)]
-    if geo.sk > 1:
-        op = "InterSliceReduceOpI32" if dout == "i32" else "InterSliceReduceOpF32"
-        lines += [f"                  # the {geo.sk} slices of each {K} chunk add their partial sums",
-                  "                  .vector_init()",
-                  f'                  .vector_inter_slice_reduce(m("{geo.reduced_slices(v["M"], v["N"])}"), '
-                  f'm("{S} % {rs}, {T} / 8 % {g}"), {op}.ADD)',
-                  "                  .vector_final()"]
-    lines += epilogue.vector_lines(v["spec"], " " * 18) + epilogue.cast_lines(v["spec"], " " * 18, f"{T} % 8")
-    if dout == "bf16":
-        lines += [f'                  .cast(bf16, m("{T} % 8 # 16"))  # f32 sums rounded to bf16 once, at the end']
-    lines += [f'                  .commit_trim(m("{T} % 8"))',
-              f'                  .commit(m("{S} % {rs}, {T} % {rt}")))',
-              *([f"        dst = ({rn}.view_mut()",
-                 *[f"               {call})" if k == len(dst) - 1 else f"               {call}"
-                   for k, call in enumerate(dst)]] if dst else [f"        dst = {rn}.view_mut()  # the whole result"]),
-              f"        {target.reduced(v['spec'], 'result')}.view().to_hbm_view(ctx.tdma, dst)",
-              ""]
-    return lines
+             f"({packet * (1 if din == 'i8' else 2)} bytes, OUTER-3); the time loop sums the rest"]
+    if v["pieces_n"] > 1:
+        return lines + tile_pieces(v, work, store) + [""]
+    return lines + ["        result = (ctx.main.begin(streamed.view())", *work[:-1], work[-1] + ")", *store, ""]
 
 
 def time_block_loads(v: dict[str, Any], a_rows: str, w_rows: str) -> list[str]:
@@ -348,6 +370,8 @@ def tile_loops(v: dict[str, Any]) -> list[str]:
     `for`s: its blocks are Python lists indexed by the tile numbers, which a loop index (not
     a Python int) cannot index."""
     mt, nt, order, reuse, s_dm, t_dm = v["mt"], v["nt"], v["order"], v["reuse"], v["s_dm"], v["t_dm"]
+    if mt * nt == 1 and v["pieces_n"] > 1:
+        return one_tile_pieces(v)
     if mt * nt == 1:
         first, then = ("w", "a") if t_dm == "w_dm" else ("a", "w")
         return ["    # one tile: load both operands once (the stationary one first: its TRF load runs while the other",

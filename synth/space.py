@@ -18,7 +18,9 @@ tile of slices' blocks of results; larger outputs loop over tiles):
 - `trf`: which operand is stationary in the TRF (its rows become the 8 lanes), named as
   the einsum names it (`w` first, the operand carrying the result's second index);
 - `packet`: the contraction packet along K: 32 or 64 bytes (rule OUTER-3), 32/64 i8 or 16/32 bf16;
-- `order` / `reuse`: the tile loop's order and which loaded blocks are kept (more than one tile).
+- `order` / `reuse`: the tile loop's order and which loaded blocks are kept (more than one tile);
+- `pieces`: each tile's streamed row block moves, is contracted and is stored in 1 or 2
+  pieces, so one piece's DMA overlaps another's contraction (synth/overlap.py).
 A batched GEMM `out[B, M, N] = a[B, M, K] . w[B, N, K]` runs the GEMM's loops once per batch
 step (one element, or a group side by side), picking its blocks through tiles of the batch axis.
 `space_of` keeps one point per canonical kernel source (`canonical`) and leaves out the points
@@ -44,9 +46,10 @@ from ir.dtypes import DType
 from synth import epilogue, gemv, target
 from synth.gemm_text import gemm_roles, gemm_source, kept
 from synth.onchip import switch_ok, switch_piece
+from synth.overlap import PIECES
 from synth.stream_switch import with_stream_switch
-from synth.tiling import (blocks, needs_split, offered, pad_ok, result_placements, runs_in_full,
-                                  split_levers, split_placements)
+from synth.tiling import (blocks, needs_split, offered, pad_ok, result_placements, runs_in_full, split_levers,
+                          split_placements)
 from npu_opt.tune import Space
 
 __all__ = ["MODULE_NAMES", "build", "canonical", "points", "source", "space_of"]
@@ -79,7 +82,7 @@ def points(spec: Any) -> dict[str, list[Any]]:
         whole = with_stream_switch(_with_switch(result_placements(m, n, slices, False, shapes), m,
                                                 size[spec.contracted], elem), m, n, size[spec.contracted], elem) \
             if shapes else []
-        return split_levers(spec, m, n, packets, wn, [g.label() for g in whole])
+        return _with_pieces(spec, split_levers(spec, m, n, packets, wn, [g.label() for g in whole]))
     placements = result_placements(m, n, slices, pad_ok(spec), shapes)
     if spec.batch is not None:  # batch elements side by side on slices: each on a share of them
         nb = size[spec.batch]
@@ -94,7 +97,18 @@ def points(spec: Any) -> dict[str, list[Any]]:
                                     "packet": packets}
     if tiles > 1:
         levers |= {"order": ["ij", "ji"], "reuse": ["outer", "all", "none"]}
-    return levers
+    return _with_pieces(spec, levers)
+
+
+def _with_pieces(spec: Any, levers: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    """`levers` with `pieces` (synth/overlap.py) when some placement the budgets offer
+    (tiling.offered, `w` stationary) may stream its row blocks in pieces: a space none of
+    whose points fits is searched whole for the rules' refusals, and pieces would only
+    repeat them."""
+    wn = levers["trf"][0]
+    values = [n for n in PIECES if any(offered(spec, {"placement": p, "trf": wn, "pieces": n})
+                                       for p in levers["placement"])]
+    return levers | {"pieces": values} if len(values) > 1 else levers
 
 
 def _with_switch(placements: list[Any], m: int, k: int, elem: int) -> list[Any]:

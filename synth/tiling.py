@@ -30,6 +30,7 @@ from typing import Any
 import attrs
 
 from ir.dtypes import DType
+from synth.overlap import pieces_ok
 from tu_ops.target import Constants, rngd
 
 __all__ = ["ALIGN_BYTES", "CHECK_MACS", "UNROLLED_TILES", "Geometry", "blocks", "geometry", "needs_split", "offered", "pad_ok",
@@ -322,7 +323,8 @@ def split_placements(spec: Any, m: int, n: int, grids: int = 1) -> list[str]:
 
 def offered(spec: Any, point: dict[str, Any]) -> bool:
     """Whether the space offers `point`: a `w by switch` or `a by switch` placement keeps `w`
-    in the TRF; its blocks fit a slice (the stationary operand's rows,
+    in the TRF, and so does one streaming `a` in `pieces` (where _pieces_offered allows them,
+    never with `a by switch`, whose `a` moves by its own rule); its blocks fit a slice (the stationary operand's rows,
     `trf`, with their `k` in the TRF, TRF_BYTES, else rule TRF-2; with `reuse="all"` every row
     block of both operands and a block of results at once in the DM, DM_SLICE_BYTES, else
     MEM-3 or MEM-4), and a `reuse="all"` kernel, whose tile loops stay unrolled, has at most
@@ -336,6 +338,8 @@ def offered(spec: Any, point: dict[str, Any]) -> bool:
     w_rows = point.get("trf") not in {name for name, idx in spec.operands if mi in idx}
     if (g.switch or g.a_switch) and not w_rows:  # the switches are written for `w` stationary, `a` streamed
         return False
+    if point.get("pieces", 1) > 1 and not (w_rows and not g.a_switch and _pieces_offered(spec, g, point["pieces"])):
+        return False  # pieces of the streamed a (synth/overlap.py), with w stationary; a by switch moves a itself
     if (g.c if w_rows else g.r) * kl * elem > _constants().TRF_BYTES:
         return False
     if point.get("reuse") != "all":
@@ -346,6 +350,14 @@ def offered(spec: Any, point: dict[str, Any]) -> bool:
     # k in time blocks keeps every chunk of a's blocks in DM and w's blocks in HBM
     held = (mt * g.r * kl * g.tb if g.tb > 1 else (mt * g.r + nt * g.c) * kl) * elem
     return held + g.r * g.c * 4 <= _constants().DM_SLICE_BYTES
+
+
+def _pieces_offered(spec: Any, g: Geometry, pieces: int) -> bool:
+    """Whether geometry `g` of `spec` may stream its row blocks of `a` in `pieces` pieces
+    (synth/overlap.py pieces_ok, with `w` stationary)."""
+    mi = next(i for i in spec.result[1] if i != spec.batch)
+    a = next(name for name, idx in spec.operands if mi in idx)
+    return pieces_ok(g, pieces, True, spec.padded[mi] % g.tm != 0, a in spec.device_transposed)
 
 
 def proxy_sizes(spec: Any, point: dict[str, Any]) -> dict[str, int]:

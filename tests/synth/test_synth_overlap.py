@@ -1,0 +1,110 @@
+"""The `pieces` lever of `npu-opt synth` (synth/overlap.py, issue 54's efficiency goal): a
+tile's streamed row block moves, is contracted and is stored in two pieces, so the DMA of one
+piece overlaps the contraction of the other and the first piece's store overlaps the second's
+contraction. Where it is offered, that each kind of kernel it writes equals numpy on cpu and
+visa, and that the schedule model finds it faster where the one-piece kernel runs its load,
+contraction and store one after another."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from backends import get_backend
+from backends.npu import compile_kernel
+from synth import contraction
+from synth.overlap import piece_tile
+from synth.space import build, points, source
+from synth.tiling import offered
+from tu_ops.target import get_target
+from visa.schedule import builtin_rates, schedule_artifact
+
+GEMM = "out[m,n] = a[m,k] * w[n,k]"
+EPILOGUE = "q[m,n] = requant(relu(a[m,k] * w[n,k] + b[n]), 0.0009765625)"
+
+
+def _makespan(spec, point) -> int:
+    outcome = compile_kernel(build(spec, point), get_target("rngd"))
+    assert outcome.status == "ok", outcome.diagnostics
+    return schedule_artifact(outcome.artifact, target=get_target("rngd"), rates=builtin_rates("rngd")).makespan
+
+
+def _equals_numpy(spec, point) -> None:
+    """The candidate equals the space's numpy oracle (synth/space.py `_oracle`, np.einsum of
+    the operands widened to int64) on the cpu backend and in the VISA interpreter."""
+    space = spec.space()
+    kernel = build(spec, point)
+    arrays = space.inputs(np.random.default_rng(54))
+    want = space.oracle(*arrays)
+    for backend in ("cpu", "visa"):
+        got = [a.copy() for a in arrays]
+        get_backend(backend).run(kernel, tuple(got))
+        assert np.array_equal(got[-1], want), backend
+
+
+def test_pieces_are_offered_with_w_stationary_and_not_where_a_piece_cannot_be_cut() -> None:
+    spec = contraction(GEMM, dtype="i8:i32", sizes=dict(m=512, n=512, k=64))
+    assert points(spec)["pieces"] == [1, 2]
+    point = dict(placement="64x4 of 8x128", packet=32, pieces=2)
+    assert offered(spec, point | {"trf": "w"}) and not offered(spec, point | {"trf": "a"})
+    # k in time blocks loads w per block inside the tile: not cut into pieces
+    long_k = contraction(GEMM, dtype="i8:i32", sizes=dict(m=512, n=512, k=4096))
+    assert not offered(long_k, dict(placement="64x4 of 8x128, k in 8 time blocks", trf="w", packet=32, pieces=2))
+    # a result padded along m inside the kernel (96 rows as one 128-row tile): no piece tile of m
+    padded = contraction(GEMM, dtype="i8:i32", sizes=dict(m=96, n=96, k=64))
+    assert not offered(padded, dict(placement="16x1 of 8x128, on 1/16 of the slices", trf="w", packet=32,
+                                    pieces=2))
+    # a GEMV has its own layouts, and a space nothing fits offers no pieces to refuse again
+    assert "pieces" not in points(contraction("y[m] = a[m,k] * x[k]", dtype="i8:i32", sizes=dict(m=512, k=64)))
+    assert "pieces" not in points(contraction(GEMM, dtype="i8:i32", sizes=dict(m=512, n=512, k=1 << 20)))
+
+
+def test_a_piece_tile_cuts_each_slices_rows_of_the_m_term() -> None:
+    # 8 rows a slice in 2 pieces of 4: the tile's 512 rows become slices x pieces x rows
+    assert piece_tile(["1 # 1, M % 512", "K"], 0, "M", 8, 2) == \
+        '.tile(m("M % 8 / 4"), 1, m("1 # 1, M % 512 / 8, 1 # 2, M % 4, K"), p)'
+    assert piece_tile(["1 #{!} 4", "1 #{!} 1, M % 128", "N"], 1, "M", 16, 2, write=True) == \
+        '.tile(m("M % 16 / 8"), 1, m("1 #{!} 4, 1 #{!} 1, M % 128 / 16, 1 #{!} 2, M % 8, N"), p)'
+
+
+def test_a_one_tile_kernel_in_pieces_loads_contracts_and_stores_each_piece() -> None:
+    spec = contraction(GEMM, dtype="i8:i32", sizes=dict(m=128, n=128, k=64))
+    point = dict(placement="16x1 of 8x128, on 1/16 of the slices, w by switch", trf="w", packet=32, pieces=2)
+    text = source(spec, point)
+    assert "for p in range(2)]" in text and "for p, result in enumerate(results):" in text
+    _equals_numpy(spec, point)
+
+
+def test_a_bias_moves_before_the_pieces_and_loads_its_vrf_after_the_trf() -> None:
+    spec = contraction(EPILOGUE, dtype="i8:i32", sizes=dict(m=128, n=128, k=64))
+    point = dict(placement="16x1 of 8x128, on 1/16 of the slices, w by switch", trf="w", packet=32, pieces=2)
+    text = source(spec, point)
+    calls = [line.strip() for line in text.splitlines()[-6:]]
+    assert calls == ["w_dm = w_block(0)", "b_dm = b_dm_block(0)", "a_dm = a_block(0)", "trf = stationary(w_dm)",
+                     "b_blocks[0] = b_vrf_load(b_dm)", "tile(a_dm, trf, 0, 0)"]
+    _equals_numpy(spec, point)
+
+
+@pytest.mark.parametrize("order", ["ij", "ji"])
+def test_pieces_inside_rolled_tile_loops_equal_numpy(order: str) -> None:
+    # bf16, 4 x 2 tiles of 128 x 64 on 16 slices: the pieces inside the rolled loops' body
+    spec = contraction(GEMM, dtype="bf16:f32", sizes=dict(m=512, n=128, k=32))
+    point = dict(placement="8x2 of 16x32, on 1/16 of the slices", trf="w", packet=16, order=order, reuse="outer",
+                 pieces=2)
+    assert "ctx.loop(" in source(spec, point)
+    _equals_numpy(spec, point)
+
+
+@pytest.mark.parametrize("einsum, sizes, placement, one, two", [
+    # the winner of one piece before the lever (benchmarks/bench_synth.py gemm_i8): its w block
+    # (2,548 cycles), a (4,596), contraction (2,338) and store (4,596) one after another; in two
+    # pieces the DMAs run back to back (two more start-ups) and the contractions hide under them
+    (GEMM, dict(m=512, n=512, k=512), "64x4 of 8x128, w by switch", 16_078, 14_740),
+    # bench_synth.py's epilogue: the TRF load (1,314) runs under the bias's and pieces' DMAs
+    (EPILOGUE, dict(m=512, n=512, k=128), "64x2 of 8x256, on 1/2 of the slices, w by switch", 8_708, 8_118),
+])
+def test_two_pieces_overlap_the_dmas_with_the_contraction_in_the_model(einsum: str, sizes: dict[str, int],
+                                                                      placement: str, one: int, two: int) -> None:
+    spec = contraction(einsum, dtype="i8:i32", sizes=sizes)
+    point = dict(placement=placement, trf="w", packet=32)
+    assert (_makespan(spec, point | {"pieces": 1}), _makespan(spec, point | {"pieces": 2})) == (one, two)
