@@ -23,7 +23,9 @@ time steps.
 accumulator acc (rows, I, J, N') placed by the plan's `dest`, `contract_jit.place`) from the distinct
 stored rows of each operand (`contract_jit.stored_rows`): when the spatial rows read most
 pairs of an A row class and a W row class, one matmul of every A class against every W
-class; otherwise one matmul per spatial row (a stack). BLAS runs with its pool at
+class; else, when every class of the side with fewer classes meets as many of the other
+side's, one matmul per class of that side (`_grouped`); otherwise one matmul per spatial
+row (a stack). BLAS runs with its pool at
 `CpuOptions.blas_threads`; when that is one thread, large matmuls are split by rows over
 the backend's float threads instead (numpy releases the GIL inside them).
 """
@@ -232,6 +234,8 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
             right = (fw if nn == 1 else fw.transpose(1, 0, 2, 3)).reshape(nn, dw * nj, k)
             full = _matmul(left, right.transpose(0, 2, 1), threads if blas == 1 else 1)
             acc = full.reshape(nn, da, ni, dw, nj)[:, ca, :, cw, :]  # (rows, N', I, J)
+        elif (grouped := _grouped(fa, fw, ca, cw, threads if blas == 1 else 1)) is not None:
+            acc = grouped
         else:  # one per spatial row, a block of rows at a time (no copy of every row's operands)
             acc = np.empty((len(ca), nn, ni, nj), np.float32)
             step = max(1, _ROW_BLOCK_BYTES // (fa[0].nbytes + fw[0].nbytes))
@@ -239,6 +243,43 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
                 acc[lo:lo + step] = _matmul(fa[ca[lo:lo + step]], fw[cw[lo:lo + step]].transpose(0, 1, 3, 2),
                                             threads if blas == 1 else 1)
     return _placed(acc, plan.dest, plan.out_cells)
+
+
+def _grouped(fa: np.ndarray, fw: np.ndarray, ca: np.ndarray, cw: np.ndarray, threads: int) -> np.ndarray | None:
+    """acc (rows, N', I, J) of the rows' (A class `ca`, W class `cw`) pairs, the pairs
+    grouped by the side of fewer classes: each class of that side times every class of the
+    other it meets, one matmul per group (the other side's classes side by side), groups
+    a block at a time (`_ROW_BLOCK_BYTES` of gathered operands). None when the groups
+    differ in size (then one product per row). Every pair computed once: no more products
+    than the rows read, in a few larger matmuls (a per-row product of 8 x 16 cells costs
+    BLAS more than its arithmetic)."""
+    da, dw = fa.shape[0], fw.shape[0]
+    by_a = da <= dw
+    own, other = (ca, cw) if by_a else (cw, ca)
+    n_other = dw if by_a else da
+    pairs, inverse = np.unique(own * n_other + other, return_inverse=True)
+    groups, counts = np.unique(pairs // n_other, return_counts=True)
+    width = int(counts[0])
+    if (counts != width).any() or width == 1:
+        return None
+    met = (pairs % n_other).reshape(len(groups), width)  # the other side's classes each group meets
+    kept, side = (fa, fw) if by_a else (fw, fa)  # (classes, N', I|J, K)
+    nn, n_kept, k = kept.shape[1], kept.shape[2], kept.shape[3]
+    n_side = side.shape[2]
+    out = np.empty((len(groups), nn, n_kept, width * n_side), np.float32)
+    step = max(1, _ROW_BLOCK_BYTES // (kept[0].nbytes + width * side[0].nbytes))
+    for lo in range(0, len(groups), step):
+        hi = min(len(groups), lo + step)
+        right = side[met[lo:hi]]  # (groups, width, N', J|I, K)
+        right = (right.reshape(hi - lo, width * n_side, k) if nn == 1
+                 else right.transpose(0, 2, 1, 3, 4).reshape(hi - lo, nn, width * n_side, k))
+        left = kept[groups[lo:hi]]
+        out[lo:hi] = _matmul(left, np.swapaxes(right, -1, -2)[:, None] if nn == 1 else np.swapaxes(right, -1, -2),
+                             threads)
+    inverse = inverse.reshape(-1)
+    at, slot = inverse // width, inverse % width
+    spread = out.reshape(len(groups), nn, n_kept, width, n_side)[at, :, :, slot, :]  # (rows, N', own, other)
+    return spread if by_a else spread.swapaxes(-1, -2)
 
 
 def _placed(acc: np.ndarray, dest: np.ndarray, cells: int) -> np.ndarray:
