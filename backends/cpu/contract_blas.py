@@ -248,11 +248,13 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
 def _grouped(fa: np.ndarray, fw: np.ndarray, ca: np.ndarray, cw: np.ndarray, threads: int) -> np.ndarray | None:
     """acc (rows, N', I, J) of the rows' (A class `ca`, W class `cw`) pairs, the pairs
     grouped by the side of fewer classes: each class of that side times every class of the
-    other it meets, one matmul per group (the other side's classes side by side), groups
-    a block at a time (`_ROW_BLOCK_BYTES` of gathered operands). None when the groups
-    differ in size (then one product per row). Every pair computed once: no more products
-    than the rows read, in a few larger matmuls (a per-row product of 8 x 16 cells costs
-    BLAS more than its arithmetic)."""
+    other it meets, and the classes meeting the same ones side by side (a batched GEMM's
+    batch elements: each A block meets its own W blocks), one matmul per set met, the
+    operands views of the widened classes when the classes run in order (no gather);
+    sets a block at a time (`_ROW_BLOCK_BYTES` of operands). None when the classes meet
+    different numbers of classes, or one each (then one product per row). Every pair
+    computed once: no more products than the rows read, in a few larger matmuls (a
+    per-row product of 8 x 16 cells costs BLAS more than its arithmetic)."""
     da, dw = fa.shape[0], fw.shape[0]
     by_a = da <= dw
     own, other = (ca, cw) if by_a else (cw, ca)
@@ -263,23 +265,41 @@ def _grouped(fa: np.ndarray, fw: np.ndarray, ca: np.ndarray, cw: np.ndarray, thr
     if (counts != width).any() or width == 1:
         return None
     met = (pairs % n_other).reshape(len(groups), width)  # the other side's classes each group meets
+    seen: dict[bytes, int] = {}  # the groups meeting the same classes (np.unique by rows: 0.1 ms)
+    member = np.fromiter((seen.setdefault(row.tobytes(), len(seen)) for row in met), np.intp, len(met))
+    sets = met[np.unique(member, return_index=True)[1]]
+    per = np.bincount(member)
+    if (per != per[0]).any():  # sets shared unevenly: each group on its own
+        sets, member, per = met, np.arange(len(groups)), np.ones(len(groups), np.int64)
+    c = int(per[0])
+    order = np.argsort(member, kind="stable")
+    own_of = groups[order].reshape(len(sets), c)  # the classes of each set's group, in order
+    rank = np.empty(len(groups), np.intp)
+    rank[order] = np.arange(len(groups)) % c
     kept, side = (fa, fw) if by_a else (fw, fa)  # (classes, N', I|J, K)
     nn, n_kept, k = kept.shape[1], kept.shape[2], kept.shape[3]
     n_side = side.shape[2]
-    out = np.empty((len(groups), nn, n_kept, width * n_side), np.float32)
-    step = max(1, _ROW_BLOCK_BYTES // (kept[0].nbytes + width * side[0].nbytes))
-    for lo in range(0, len(groups), step):
-        hi = min(len(groups), lo + step)
-        right = side[met[lo:hi]]  # (groups, width, N', J|I, K)
-        right = (right.reshape(hi - lo, width * n_side, k) if nn == 1
-                 else right.transpose(0, 2, 1, 3, 4).reshape(hi - lo, nn, width * n_side, k))
-        left = kept[groups[lo:hi]]
-        out[lo:hi] = _matmul(left, np.swapaxes(right, -1, -2)[:, None] if nn == 1 else np.swapaxes(right, -1, -2),
-                             threads)
-    inverse = inverse.reshape(-1)
-    at, slot = inverse // width, inverse % width
-    spread = out.reshape(len(groups), nn, n_kept, width, n_side)[at, :, :, slot, :]  # (rows, N', own, other)
-    return spread if by_a else spread.swapaxes(-1, -2)
+    out = np.empty((len(sets), nn, c * n_kept, width * n_side), np.float32)
+    step = max(1, _ROW_BLOCK_BYTES // (c * kept[0].nbytes + width * side[0].nbytes))
+    for lo in range(0, len(sets), step):
+        hi = min(len(sets), lo + step)
+        left, right = _side_by_side(kept, own_of[lo:hi]), _side_by_side(side, sets[lo:hi])
+        out[lo:hi] = _matmul(left, np.swapaxes(right, -1, -2), threads)
+    at = inverse.reshape(-1) // width  # each row's group and its slot among the classes met
+    slot = inverse.reshape(-1) % width
+    spread = out.reshape(len(sets), nn, c, n_kept, width, n_side)[member[at], :, rank[at], :, slot, :]
+    return spread if by_a else spread.swapaxes(-1, -2)  # (rows, N', I, J)
+
+
+def _side_by_side(x: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """(sets, N', members * M, K) of classes `x` (classes, N', M, K) picked by `index`
+    (sets, members): a view when the picked classes run in order and N' is one."""
+    sets, members = index.shape
+    flat = index.reshape(-1)
+    if x.shape[1] == 1 and flat.size and (flat == flat[0] + np.arange(flat.size)).all():
+        return x[flat[0]:flat[0] + flat.size].reshape(sets, 1, members * x.shape[2], x.shape[3])
+    picked = x[index]  # (sets, members, N', M, K)
+    return picked.transpose(0, 2, 1, 3, 4).reshape(sets, x.shape[1], members * x.shape[2], x.shape[3])
 
 
 def _placed(acc: np.ndarray, dest: np.ndarray, cells: int) -> np.ndarray:

@@ -307,3 +307,24 @@ def test_grouped_products_are_each_rows_pair(monkeypatch: pytest.MonkeyPatch, by
     assert calls == [1] * few
     assert contract_blas._grouped(fa, fw, ca[:-6], cw[:-6], 1) is None  # one group of 3 pairs, the others 4
     assert contract_blas._grouped(fa, fw, np.arange(3), np.arange(3), 1) is None  # a pair per group
+
+
+def test_grouped_classes_meeting_the_same_set_share_one_matmul_of_views(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batched GEMM's shape: A classes 0 and 1 meet W classes 0..3, A classes 2 and 3 meet
+    4..7 (rows in any order): one matmul of both sets, its operands views of the widened
+    classes (no gather), each row's acc its own pair's product."""
+    rng = np.random.default_rng(11)
+    fa = rng.integers(-8, 9, (4, 1, 3, 8)).astype(np.float32)
+    fw = rng.integers(-8, 9, (8, 1, 5, 8)).astype(np.float32)
+    ca = np.array([a for a in range(4) for _ in range(4)])
+    cw = np.array([4 * (a // 2) + j for a in range(4) for j in range(4)])
+    shuffle = rng.permutation(len(ca))
+    ca, cw = ca[shuffle], cw[shuffle]
+    calls = []
+    matmul = contract_blas._matmul
+    monkeypatch.setattr(contract_blas, "_matmul", lambda left, right, t: calls.append(
+        (np.shares_memory(left, fa), np.shares_memory(right, fw))) or matmul(left, right, t))
+    got = contract_blas._grouped(fa, fw, ca, cw, 1)
+    want = np.stack([fa[a] @ fw[w].transpose(0, 2, 1) for a, w in zip(ca, cw)])
+    np.testing.assert_array_equal(got, want)
+    assert calls == [(True, True)]
