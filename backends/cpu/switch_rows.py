@@ -26,8 +26,7 @@ from ir.switch.semantics import switch_data
 
 from backends.cpu import layout
 from backends.cpu.lazy_rows import LazyRows
-from backends.cpu.moves_strided import StridedForm
-from backends.cpu.row_classes import MIN_COPIES
+from backends.cpu.row_classes import MIN_COPIES, identity
 
 __all__ = ["distinct"]
 
@@ -57,12 +56,6 @@ def _plan(in_t, out_t, out_slice, out_time, config) -> tuple[np.ndarray, np.ndar
     return (index if padding else index - 1), row_of, padding
 
 
-@functools.lru_cache(maxsize=64)
-def _identity(n_cells: int, item: int) -> StridedForm:
-    """The form reading every cell of a row in order."""
-    return StridedForm((n_cells,), (1,), (item,), 0, 0, True)
-
-
 def distinct(op: Switch, buf: np.ndarray) -> LazyRows | None:
     """The switch `op` of `buf` as its distinct rows and their map (the module docstring),
     or None when its rows are not copies (then the engine writes the buffer)."""
@@ -79,4 +72,4 @@ def distinct(op: Switch, buf: np.ndarray) -> LazyRows | None:
         rows = source[index]
     else:
         rows = flat[index]
-    return LazyRows(rows, _identity(index.shape[1], rows.itemsize), index.shape[1], layout.shape_of(out_t), row_of)
+    return LazyRows(rows, identity(index.shape[1], rows.itemsize), index.shape[1], layout.shape_of(out_t), row_of)
