@@ -228,20 +228,24 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
     da, nn, ni, k = fa.shape
     dw, nj = fw.shape[0], fw.shape[2]
     pairs = np.unique(ca * dw + cw).size
-    with blas_threads(blas):
-        if da * dw <= 2 * pairs:  # one matmul of every A class against every W class
+    whole = da * dw <= 2 * pairs
+    # a stack of small products: BLAS on one thread (a pool of 2 waking for each 64 x 256 x 64
+    # product cost 100x its arithmetic on a loaded machine), the stack split over ours instead
+    limit = blas if whole or blas is None else 1
+    split = threads if limit == 1 else 1
+    with blas_threads(limit):
+        if whole:  # one matmul of every A class against every W class
             left = (fa if nn == 1 else fa.transpose(1, 0, 2, 3)).reshape(nn, da * ni, k)
             right = (fw if nn == 1 else fw.transpose(1, 0, 2, 3)).reshape(nn, dw * nj, k)
-            full = _matmul(left, right.transpose(0, 2, 1), threads if blas == 1 else 1)
+            full = _matmul(left, right.transpose(0, 2, 1), split)
             acc = full.reshape(nn, da, ni, dw, nj)[:, ca, :, cw, :]  # (rows, N', I, J)
-        elif (grouped := _grouped(fa, fw, ca, cw, threads if blas == 1 else 1)) is not None:
+        elif (grouped := _grouped(fa, fw, ca, cw, split)) is not None:
             acc = grouped
         else:  # one per spatial row, a block of rows at a time (no copy of every row's operands)
             acc = np.empty((len(ca), nn, ni, nj), np.float32)
             step = max(1, _ROW_BLOCK_BYTES // (fa[0].nbytes + fw[0].nbytes))
             for lo in range(0, len(ca), step):
-                acc[lo:lo + step] = _matmul(fa[ca[lo:lo + step]], fw[cw[lo:lo + step]].transpose(0, 1, 3, 2),
-                                            threads if blas == 1 else 1)
+                acc[lo:lo + step] = _matmul(fa[ca[lo:lo + step]], fw[cw[lo:lo + step]].transpose(0, 1, 3, 2), split)
     return _placed(acc, plan.dest, plan.out_cells)
 
 

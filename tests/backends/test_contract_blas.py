@@ -264,21 +264,26 @@ def test_rows_split_over_threads_agree(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_per_row_products_a_block_of_rows_at_a_time_keep_the_bits(monkeypatch: pytest.MonkeyPatch) -> None:
     """The one-product-per-spatial-row form takes its rows a block at a time (issue 61: no
-    copy of every row's operands at once): with blocks of one row, every drawn kernel that
-    takes that form gives the numpy oracle's bits. (`PER_ROW` takes it; DRAWN's kernels
-    no longer do: their broadcasting switches give distinct rows, one matmul covers them.)"""
+    copy of every row's operands at once): `PER_ROW`'s contraction with every spatial row
+    its own class (so neither one matmul of every class nor the grouped form applies), in
+    blocks of one row, gives the bits of the contraction on its classes."""
+    seen = []
+    blas = contract_blas.contract
+    monkeypatch.setattr(contract_blas, "contract", lambda *a: seen.append(a) or blas(*a))
+    rng = np.random.default_rng(50)
+    arrays = _data(rng, PER_ROW.inputs(rng), "exact")
+    CpuBackend(CpuOptions(threads=1, blas_threads=1)).run(PER_ROW.kernel, tuple(arrays))
+    (raw_a, ca), (raw_w, cw), plan, threads, pool = seen[0]
+    want = blas((raw_a, ca), (raw_w, cw), plan, threads, pool)
     monkeypatch.setattr(contract_blas, "_ROW_BLOCK_BYTES", 1)
     blocks = []
     matmul = contract_blas._matmul
     monkeypatch.setattr(contract_blas, "_matmul", lambda left, *a: blocks.append(left.ndim == 4 and len(left) == 1)
                         or matmul(left, *a))
-    for index, d in enumerate([PER_ROW]):
-        rng = np.random.default_rng(50 + index)
-        arrays = _data(rng, d.inputs(rng), "exact")
-        CpuBackend(CpuOptions(threads=1, blas_threads=1)).run(d.kernel, tuple(arrays))
-        want = np.asarray(d.oracle(*arrays[:-1], arrays[-1]), np.float32) + np.float32(0)  # the chip's +0
-        np.testing.assert_array_equal(arrays[-1].view(np.uint32), want.view(np.uint32), err_msg=d.layout)
-    assert any(blocks)
+    rows = np.arange(len(ca))
+    got = blas((raw_a[ca], rows), (raw_w[cw], rows), plan, threads, pool)
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert blocks and all(blocks) and len(blocks) == len(ca)
 
 
 @pytest.mark.parametrize("nn", [1, 2])
@@ -328,3 +333,24 @@ def test_grouped_classes_meeting_the_same_set_share_one_matmul_of_views(monkeypa
     want = np.stack([fa[a] @ fw[w].transpose(0, 2, 1) for a, w in zip(ca, cw)])
     np.testing.assert_array_equal(got, want)
     assert calls == [(True, True)]
+
+
+def test_a_stack_of_small_products_runs_blas_on_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The per-row and grouped forms take BLAS's pool down to one thread (a pool of two
+    waking for every small product of the stack cost 100x its arithmetic on a loaded
+    machine), whatever `blas_threads` says; the one matmul of every class keeps it."""
+    seen = []
+    blas = contract_blas.contract
+    monkeypatch.setattr(contract_blas, "contract", lambda *a: seen.append(a) or blas(*a))
+    rng = np.random.default_rng(51)
+    arrays = _data(rng, PER_ROW.inputs(rng), "exact")
+    CpuBackend(CpuOptions(threads=2, blas_threads=2)).run(PER_ROW.kernel, tuple(arrays))
+    (raw_a, ca), (raw_w, cw), plan, threads, _ = seen[0]
+    limits = []
+    real = contract_blas.blas_threads
+    monkeypatch.setattr(contract_blas, "blas_threads", lambda limit: limits.append(limit) or real(limit))
+    want = blas((raw_a, ca), (raw_w, cw), plan, threads, 2)  # one matmul of every class
+    rows = np.arange(len(ca))
+    got = blas((raw_a[ca], rows), (raw_w[cw], rows), plan, threads, 2)  # a product per row
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert limits == [2, 1]

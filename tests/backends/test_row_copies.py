@@ -127,9 +127,15 @@ def test_copies_on_unevenly_spaced_live_rows_reach_the_contraction_as_copies(mon
     d = draw(67, 6, scale="small", dtypes=("bf16:f32",))[5]
     kept = []
     picked = contract._operand_rows
-    monkeypatch.setattr(contract, "_operand_rows", lambda buf, t: (lambda out: kept.append(
-        (isinstance(buf, LazyRows) and buf.row_of is not None and layout.even_rows(t) is None
-         and len(layout.live_rows(t)) != buf.n_rows, isinstance(out, LazyRows))) or out)(picked(buf, t)))
+
+    def watched(buf, t):
+        out = picked(buf, t)
+        uneven = isinstance(buf, LazyRows) and buf.row_of is not None and layout.even_rows(t) is None \
+            and len(layout.live_rows(t)) != buf.n_rows
+        kept.append((uneven, isinstance(out, LazyRows)))
+        return out
+
+    monkeypatch.setattr(contract, "_operand_rows", watched)
     arrays = d.inputs(np.random.default_rng(3))
     want = d.oracle(*arrays)
     CpuBackend(CpuOptions(threads=1)).run(d.kernel, tuple(arrays))
