@@ -13,6 +13,7 @@ tuple, none as None; a tuple return annotation always gives a tuple).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -74,17 +75,24 @@ def _flatten(node: Any, arg: Any, out: list[Any]) -> None:
         _flatten(member, getattr(arg, field), out)
 
 
+@functools.lru_cache(maxsize=256)
+def _accepted(t: Any) -> tuple[tuple[int, ...], tuple[np.dtype, ...], tuple[tuple[int, ...], ...]]:
+    """(host shape, host dtypes, accepted shapes) of HBM type `t`, found once per type (a
+    run checks every parameter: issue 61, the cpu backend's per-run cost)."""
+    return host_array_shape(t), t.dtype.host_dtypes, accepted_host_shapes(t)
+
+
 def check_array(what: str, t: Any, array: Any, why: str = "") -> None:
     """USAGE unless `array` is a numpy array of one of the host dtypes and the host shape of
     HBM type `t`; `what` names the parameter ("parameter `x`"), `why` follows the shape."""
-    shape = host_array_shape(t)
-    names = " or ".join(str(a) for a in t.dtype.host_dtypes)
-    if not isinstance(array, np.ndarray):
-        raise usage_error(f"{what} must be a numpy array of shape {shape} and dtype {names}{why}, "
-                     f"not {type(array).__name__}")
-    if array.dtype not in t.dtype.host_dtypes:
+    shape, dtypes, accepted = _accepted(t)
+    if not isinstance(array, np.ndarray) or array.dtype not in dtypes:
+        names = " or ".join(str(a) for a in dtypes)
+        if not isinstance(array, np.ndarray):
+            raise usage_error(f"{what} must be a numpy array of shape {shape} and dtype {names}{why}, "
+                              f"not {type(array).__name__}")
         raise usage_error(f"{what} is {t.dtype}: pass {a_an(names)} array, not {array.dtype}")
-    if array.shape not in accepted_host_shapes(t):
+    if array.shape not in accepted:
         whose = f"element `{t.element}`" if len(shape) == len(host_layout.host_shape(t.element)) else \
             f"type (Chip `{t.chip}`, element `{t.element}`)"
         raise usage_error(f"{what} has shape {array.shape}; its HBM {whose} needs shape {shape}{padded_chip_note(t)}")

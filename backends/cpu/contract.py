@@ -128,7 +128,8 @@ def _copied(src: np.ndarray | LazyRows) -> np.ndarray:
 
 
 def _operand_rows(buf: np.ndarray | LazyRows, t: StreamType | TrfType) -> np.ndarray | LazyRows:
-    """`_rows2d`, a `LazyRows` kept lazy when its live rows are evenly spaced."""
+    """`_rows2d`, a `LazyRows` kept lazy when its live rows are evenly spaced or it maps
+    its rows to distinct ones (`row_of`)."""
     if not isinstance(buf, LazyRows):
         return _rows2d(buf, t)
     live = layout.live_rows(t)
@@ -137,6 +138,8 @@ def _operand_rows(buf: np.ndarray | LazyRows, t: StreamType | TrfType) -> np.nda
     even = layout.even_rows(t)
     if even is not None:
         return buf.rows(even)
+    if buf.row_of is not None:  # the map picks any rows (a DMA's copies: no buffer of every row written)
+        return buf.rows(live)
     return _rows2d(lazy_rows.materialize(buf), t)
 
 

@@ -23,7 +23,9 @@ time steps.
 accumulator acc (rows, I, J, N') placed by the plan's `dest`, `contract_jit.place`) from the distinct
 stored rows of each operand (`contract_jit.stored_rows`): when the spatial rows read most
 pairs of an A row class and a W row class, one matmul of every A class against every W
-class; otherwise one matmul per spatial row (a stack). BLAS runs with its pool at
+class; else, when every class of the side with fewer classes meets as many of the other
+side's, one matmul per class of that side (`_grouped`); otherwise one matmul per spatial
+row (a stack). BLAS runs with its pool at
 `CpuOptions.blas_threads`; when that is one thread, large matmuls are split by rows over
 the backend's float threads instead (numpy releases the GIL inside them).
 """
@@ -226,19 +228,82 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
     da, nn, ni, k = fa.shape
     dw, nj = fw.shape[0], fw.shape[2]
     pairs = np.unique(ca * dw + cw).size
-    with blas_threads(blas):
-        if da * dw <= 2 * pairs:  # one matmul of every A class against every W class
+    whole = da * dw <= 2 * pairs
+    # a stack of small products: BLAS on one thread (a pool of 2 waking for each 64 x 256 x 64
+    # product cost 100x its arithmetic on a loaded machine), the stack split over ours instead
+    limit = blas if whole or blas is None else 1
+    split = threads if limit == 1 else 1
+    with blas_threads(limit):
+        if whole:  # one matmul of every A class against every W class
             left = (fa if nn == 1 else fa.transpose(1, 0, 2, 3)).reshape(nn, da * ni, k)
             right = (fw if nn == 1 else fw.transpose(1, 0, 2, 3)).reshape(nn, dw * nj, k)
-            full = _matmul(left, right.transpose(0, 2, 1), threads if blas == 1 else 1)
+            full = _matmul(left, right.transpose(0, 2, 1), split)
             acc = full.reshape(nn, da, ni, dw, nj)[:, ca, :, cw, :]  # (rows, N', I, J)
+        elif (grouped := _grouped(fa, fw, ca, cw, split)) is not None:
+            acc = grouped
         else:  # one per spatial row, a block of rows at a time (no copy of every row's operands)
             acc = np.empty((len(ca), nn, ni, nj), np.float32)
             step = max(1, _ROW_BLOCK_BYTES // (fa[0].nbytes + fw[0].nbytes))
             for lo in range(0, len(ca), step):
-                acc[lo:lo + step] = _matmul(fa[ca[lo:lo + step]], fw[cw[lo:lo + step]].transpose(0, 1, 3, 2),
-                                            threads if blas == 1 else 1)
+                acc[lo:lo + step] = _matmul(fa[ca[lo:lo + step]], fw[cw[lo:lo + step]].transpose(0, 1, 3, 2), split)
     return _placed(acc, plan.dest, plan.out_cells)
+
+
+def _grouped(fa: np.ndarray, fw: np.ndarray, ca: np.ndarray, cw: np.ndarray, threads: int) -> np.ndarray | None:
+    """acc (rows, N', I, J) of the rows' (A class `ca`, W class `cw`) pairs, the pairs
+    grouped by the side of fewer classes: each class of that side times every class of the
+    other it meets, and the classes meeting the same ones side by side (a batched GEMM's
+    batch elements: each A block meets its own W blocks), one matmul per set met, the
+    operands views of the widened classes when the classes run in order (no gather);
+    sets a block at a time (`_ROW_BLOCK_BYTES` of operands). None when the classes meet
+    different numbers of classes, or one each (then one product per row). Every pair
+    computed once: no more products than the rows read, in a few larger matmuls (a
+    per-row product of 8 x 16 cells costs BLAS more than its arithmetic)."""
+    da, dw = fa.shape[0], fw.shape[0]
+    by_a = da <= dw
+    own, other = (ca, cw) if by_a else (cw, ca)
+    n_other = dw if by_a else da
+    pairs, inverse = np.unique(own * n_other + other, return_inverse=True)
+    groups, counts = np.unique(pairs // n_other, return_counts=True)
+    width = int(counts[0])
+    if (counts != width).any() or width == 1:
+        return None
+    met = (pairs % n_other).reshape(len(groups), width)  # the other side's classes each group meets
+    seen: dict[bytes, int] = {}  # the groups meeting the same classes (np.unique by rows: 0.1 ms)
+    member = np.fromiter((seen.setdefault(row.tobytes(), len(seen)) for row in met), np.intp, len(met))
+    sets = met[np.unique(member, return_index=True)[1]]
+    per = np.bincount(member)
+    if (per != per[0]).any():  # sets shared unevenly: each group on its own
+        sets, member, per = met, np.arange(len(groups)), np.ones(len(groups), np.int64)
+    c = int(per[0])
+    order = np.argsort(member, kind="stable")
+    own_of = groups[order].reshape(len(sets), c)  # the classes of each set's group, in order
+    rank = np.empty(len(groups), np.intp)
+    rank[order] = np.arange(len(groups)) % c
+    kept, side = (fa, fw) if by_a else (fw, fa)  # (classes, N', I|J, K)
+    nn, n_kept, k = kept.shape[1], kept.shape[2], kept.shape[3]
+    n_side = side.shape[2]
+    out = np.empty((len(sets), nn, c * n_kept, width * n_side), np.float32)
+    step = max(1, _ROW_BLOCK_BYTES // (c * kept[0].nbytes + width * side[0].nbytes))
+    for lo in range(0, len(sets), step):
+        hi = min(len(sets), lo + step)
+        left, right = _side_by_side(kept, own_of[lo:hi]), _side_by_side(side, sets[lo:hi])
+        out[lo:hi] = _matmul(left, np.swapaxes(right, -1, -2), threads)
+    at = inverse.reshape(-1) // width  # each row's group and its slot among the classes met
+    slot = inverse.reshape(-1) % width
+    spread = out.reshape(len(sets), nn, c, n_kept, width, n_side)[member[at], :, rank[at], :, slot, :]
+    return spread if by_a else spread.swapaxes(-1, -2)  # (rows, N', I, J)
+
+
+def _side_by_side(x: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """(sets, N', members * M, K) of classes `x` (classes, N', M, K) picked by `index`
+    (sets, members): a view when the picked classes run in order and N' is one."""
+    sets, members = index.shape
+    flat = index.reshape(-1)
+    if x.shape[1] == 1 and flat.size and (flat == flat[0] + np.arange(flat.size)).all():
+        return x[flat[0]:flat[0] + flat.size].reshape(sets, 1, members * x.shape[2], x.shape[3])
+    picked = x[index]  # (sets, members, N', M, K)
+    return picked.transpose(0, 2, 1, 3, 4).reshape(sets, x.shape[1], members * x.shape[2], x.shape[3])
 
 
 def _placed(acc: np.ndarray, dest: np.ndarray, cells: int) -> np.ndarray:

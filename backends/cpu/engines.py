@@ -9,8 +9,9 @@ import numpy as np
 from ir.data_movement_ops import Switch, Transpose
 from ir.switch.semantics import switch_data, transpose_data
 
-from backends.cpu import layout
+from backends.cpu import layout, switch_rows
 from backends.cpu.handlers import handles
+from backends.cpu.lazy_rows import LazyRows
 
 __all__ = ["transpose", "switch"]
 
@@ -25,9 +26,13 @@ def transpose(op: Transpose, buf: np.ndarray) -> np.ndarray:
 
 
 @handles(Switch)
-def switch(op: Switch, buf: np.ndarray) -> np.ndarray:
+def switch(op: Switch, buf: np.ndarray) -> np.ndarray | LazyRows:
     """Switch Engine, on each (chip, cluster)'s ring of slices. Padding positions of the
-    output (a tile the engine may write over `#` don't-care) are zeroed, as in every buffer."""
+    output (a tile the engine may write over `#` don't-care) are zeroed, as in every buffer.
+    A broadcast is held as its distinct rows (backends/cpu/switch_rows.py)."""
+    copies = switch_rows.distinct(op, buf)
+    if copies is not None:
+        return copies
     t, out_t = op.input.type, op.result.type
     rings = buf.reshape(-1, t.slice.size, t.time.size, t.packet.size)
     out = None  # each ring written into the result as it comes (a stack of a list held the result twice)

@@ -9,6 +9,7 @@ floats as `ml_dtypes` arrays. A bad argument is a `USAGE` error naming the param
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any
 
@@ -39,6 +40,17 @@ def to_buffer(param: Param, array: Any) -> np.ndarray:
     return _hbm_buffer(param.name, t, array)
 
 
+@functools.lru_cache(maxsize=256)
+def _facts(t: HbmType) -> tuple[np.dtype, tuple[int, ...], bool, np.ndarray, tuple[int, ...]]:
+    """(storage dtype, the element's host shape, whether it has broadcast dimensions, the
+    live chip rows, the Chip's host dimensions) of HBM type `t`, found once per type (a run
+    places every parameter: issue 61, the cpu backend's per-run cost)."""
+    live = ~moves.logical_pad((t.chip,))
+    live.setflags(write=False)
+    return (layout.storage_dtype(t.dtype), host_layout.host_shape(t.element),
+            bool(host_layout.broadcast_dims(t.element)), live, chip_host_dims(t.chip))
+
+
 def _hbm_buffer(name: str, t: HbmType, array: Any) -> np.ndarray:
     dtype = t.dtype
     check_array(f"parameter `{name}`", t, array)
@@ -52,18 +64,19 @@ def _hbm_buffer(name: str, t: HbmType, array: Any) -> np.ndarray:
     unequal = unequal_chip_copies(name, array, t.chip)
     if unequal is not None:
         raise usage_error(unequal)
-    per_chip = values.astype(layout.storage_dtype(dtype), copy=False).reshape((-1, *host_layout.host_shape(t.element)))
-    for one in per_chip:
-        _check_broadcasts(name, one, t.element)
-    chip_live = ~moves.logical_pad((t.chip,))
-    if not chip_host_dims(t.chip) and chip_live.size == 1 and chip_live[0]:
+    storage, shape, broadcasts, chip_live, chips = _facts(t)
+    per_chip = values.astype(storage, copy=False).reshape((-1, *shape))
+    if broadcasts:
+        for one in per_chip:
+            _check_broadcasts(name, one, t.element)
+    if not chips and chip_live.size == 1 and chip_live[0]:
         placed = host_layout.place(per_chip[0], t.element)  # one chip, no padding: a view of the array
         if np.shares_memory(placed, array):
             view = placed.reshape(layout.shape_of(t))
             view.flags.writeable = False  # written in place only when `CpuBackend.run` lets it (in-out)
             return view
     buf = np.zeros(layout.shape_of(t), per_chip.dtype)
-    if chip_host_dims(t.chip):
+    if chips:
         buf[chip_live] = np.stack([host_layout.place(one, t.element) for one in per_chip])
     else:  # one host array for every live chip row
         buf[chip_live] = host_layout.place(per_chip[0], t.element)

@@ -52,8 +52,9 @@ class LazyRows:
     def n_rows(self) -> int:
         return self.base.shape[0] if self.row_of is None else len(self.row_of)
 
-    def rows(self, picked: slice) -> LazyRows:
-        """The spatial rows `picked` only, as (rows, cells)."""
+    def rows(self, picked: slice | np.ndarray) -> LazyRows:
+        """The spatial rows `picked` only, as (rows, cells) (any rows of an index array when
+        `row_of` maps them; `base`'s rows picked, a copy, otherwise)."""
         if self.row_of is not None:
             row_of = self.row_of[picked]
             return LazyRows(self.base, self.form, self.n_dst, (len(row_of), self.n_dst), row_of)

@@ -195,6 +195,7 @@ def test_placed_puts_each_value_at_its_cells(permutation: bool) -> None:
 # ---- whole kernels drawn at random ---------------------------------------------------------
 
 DRAWN = draw(61, 5, scale="small", dtypes=("bf16:f32",))
+PER_ROW = draw(64, 5, scale="small", dtypes=("bf16:f32",))[4]  # one product per spatial row (64x4 of 16x32)
 
 
 def _data(rng: np.random.Generator, arrays: list[np.ndarray], kind: str) -> list[np.ndarray]:
@@ -263,17 +264,93 @@ def test_rows_split_over_threads_agree(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_per_row_products_a_block_of_rows_at_a_time_keep_the_bits(monkeypatch: pytest.MonkeyPatch) -> None:
     """The one-product-per-spatial-row form takes its rows a block at a time (issue 61: no
-    copy of every row's operands at once): with blocks of one row, every drawn kernel that
-    takes that form gives the numpy oracle's bits."""
+    copy of every row's operands at once): `PER_ROW`'s contraction with every spatial row
+    its own class (so neither one matmul of every class nor the grouped form applies), in
+    blocks of one row, gives the bits of the contraction on its classes."""
+    seen = []
+    blas = contract_blas.contract
+    monkeypatch.setattr(contract_blas, "contract", lambda *a: seen.append(a) or blas(*a))
+    rng = np.random.default_rng(50)
+    arrays = _data(rng, PER_ROW.inputs(rng), "exact")
+    CpuBackend(CpuOptions(threads=1, blas_threads=1)).run(PER_ROW.kernel, tuple(arrays))
+    (raw_a, ca), (raw_w, cw), plan, threads, pool = seen[0]
+    want = blas((raw_a, ca), (raw_w, cw), plan, threads, pool)
     monkeypatch.setattr(contract_blas, "_ROW_BLOCK_BYTES", 1)
     blocks = []
     matmul = contract_blas._matmul
     monkeypatch.setattr(contract_blas, "_matmul", lambda left, *a: blocks.append(left.ndim == 4 and len(left) == 1)
                         or matmul(left, *a))
-    for index, d in enumerate(DRAWN):
-        rng = np.random.default_rng(50 + index)
-        arrays = _data(rng, d.inputs(rng), "exact")
-        CpuBackend(CpuOptions(threads=1, blas_threads=1)).run(d.kernel, tuple(arrays))
-        want = np.asarray(d.oracle(*arrays[:-1], arrays[-1]), np.float32) + np.float32(0)  # the chip's +0
-        np.testing.assert_array_equal(arrays[-1].view(np.uint32), want.view(np.uint32), err_msg=d.layout)
-    assert any(blocks)
+    rows = np.arange(len(ca))
+    got = blas((raw_a[ca], rows), (raw_w[cw], rows), plan, threads, pool)
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert blocks and all(blocks) and len(blocks) == len(ca)
+
+
+@pytest.mark.parametrize("nn", [1, 2])
+@pytest.mark.parametrize("by_a", [True, False])
+def test_grouped_products_are_each_rows_pair(monkeypatch: pytest.MonkeyPatch, by_a: bool, nn: int) -> None:
+    """`_grouped`: the rows' (A class, W class) products in one matmul per class of the
+    side with fewer classes, blocks of one group, each row's acc its own pair's product
+    (a numpy product per row); groups of different sizes, or of one pair each, are
+    left to the per-row form (None)."""
+    rng = np.random.default_rng(3 + by_a + 2 * nn)
+    da, dw = (3, 12) if by_a else (12, 3)
+    fa = rng.integers(-8, 9, (da, nn, 4, 16)).astype(np.float32)
+    fw = rng.integers(-8, 9, (dw, nn, 5, 16)).astype(np.float32)
+    few, many = (da, dw) if by_a else (dw, da)
+    own = np.repeat(np.arange(few), 4)  # each class of the few meets 4 of the many
+    other = np.concatenate([rng.choice(many, 4, replace=False) for _ in range(few)])
+    ca, cw = (own, other) if by_a else (other, own)
+    ca, cw = np.concatenate([ca, ca[:5]]), np.concatenate([cw, cw[:5]])  # rows repeating a pair
+    calls = []
+    matmul = contract_blas._matmul
+    monkeypatch.setattr(contract_blas, "_matmul", lambda left, *a: calls.append(len(left)) or matmul(left, *a))
+    monkeypatch.setattr(contract_blas, "_ROW_BLOCK_BYTES", 1)
+    got = contract_blas._grouped(fa, fw, ca, cw, 1)
+    want = np.stack([fa[a] @ fw[w].transpose(0, 2, 1) for a, w in zip(ca, cw)])  # (rows, N', I, J)
+    np.testing.assert_array_equal(got, want)
+    assert calls == [1] * few
+    assert contract_blas._grouped(fa, fw, ca[:-6], cw[:-6], 1) is None  # one group of 3 pairs, the others 4
+    assert contract_blas._grouped(fa, fw, np.arange(3), np.arange(3), 1) is None  # a pair per group
+
+
+def test_grouped_classes_meeting_the_same_set_share_one_matmul_of_views(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batched GEMM's shape: A classes 0 and 1 meet W classes 0..3, A classes 2 and 3 meet
+    4..7 (rows in any order): one matmul of both sets, its operands views of the widened
+    classes (no gather), each row's acc its own pair's product."""
+    rng = np.random.default_rng(11)
+    fa = rng.integers(-8, 9, (4, 1, 3, 8)).astype(np.float32)
+    fw = rng.integers(-8, 9, (8, 1, 5, 8)).astype(np.float32)
+    ca = np.array([a for a in range(4) for _ in range(4)])
+    cw = np.array([4 * (a // 2) + j for a in range(4) for j in range(4)])
+    shuffle = rng.permutation(len(ca))
+    ca, cw = ca[shuffle], cw[shuffle]
+    calls = []
+    matmul = contract_blas._matmul
+    monkeypatch.setattr(contract_blas, "_matmul", lambda left, right, t: calls.append(
+        (np.shares_memory(left, fa), np.shares_memory(right, fw))) or matmul(left, right, t))
+    got = contract_blas._grouped(fa, fw, ca, cw, 1)
+    want = np.stack([fa[a] @ fw[w].transpose(0, 2, 1) for a, w in zip(ca, cw)])
+    np.testing.assert_array_equal(got, want)
+    assert calls == [(True, True)]
+
+
+def test_a_stack_of_small_products_runs_blas_on_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The per-row and grouped forms take BLAS's pool down to one thread (a pool of two
+    waking for every small product of the stack cost 100x its arithmetic on a loaded
+    machine), whatever `blas_threads` says; the one matmul of every class keeps it."""
+    seen = []
+    blas = contract_blas.contract
+    monkeypatch.setattr(contract_blas, "contract", lambda *a: seen.append(a) or blas(*a))
+    rng = np.random.default_rng(51)
+    arrays = _data(rng, PER_ROW.inputs(rng), "exact")
+    CpuBackend(CpuOptions(threads=2, blas_threads=2)).run(PER_ROW.kernel, tuple(arrays))
+    (raw_a, ca), (raw_w, cw), plan, threads, _ = seen[0]
+    limits = []
+    real = contract_blas.blas_threads
+    monkeypatch.setattr(contract_blas, "blas_threads", lambda limit: limits.append(limit) or real(limit))
+    want = blas((raw_a, ca), (raw_w, cw), plan, threads, 2)  # one matmul of every class
+    rows = np.arange(len(ca))
+    got = blas((raw_a[ca], rows), (raw_w[cw], rows), plan, threads, 2)  # a product per row
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert limits == [2, 1]

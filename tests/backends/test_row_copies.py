@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from backends.cpu import CpuBackend, CpuOptions, contract_int, layout, lazy_rows, moves, row_classes
+from backends.cpu import CpuBackend, CpuOptions, contract, contract_int, layout, lazy_rows, moves, row_classes
+from benchmarks.drawn_kernels import draw
 from backends.cpu.lazy_rows import LazyRows
 from ir.ops import ToDm
 from tests.backends.examples import example
@@ -116,3 +117,28 @@ def test_rows_not_copies_stay_a_plain_dma() -> None:
     """A DMA into slices that each hold their own rows has nothing to share."""
     form = moves.moves_strided.StridedForm((4, 8), (8, 1), (8, 1), 0, 0, True)
     assert row_classes.dma_copies(np.zeros((1, 32), np.int8), form, 4, (4, 8)) is None
+
+
+def test_copies_on_unevenly_spaced_live_rows_reach_the_contraction_as_copies(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A drawn bf16 GEMM on half the slices (its live rows not evenly spaced): the DMA's
+    copies reach the contraction as their distinct rows (the map picks the live rows; every
+    row was copied out before, 72 rows of a 4x larger fetch on a bench-sized twin), and the
+    result is the oracle's, bit for bit."""
+    d = draw(67, 6, scale="small", dtypes=("bf16:f32",))[5]
+    kept = []
+    picked = contract._operand_rows
+
+    def watched(buf, t):
+        out = picked(buf, t)
+        uneven = isinstance(buf, LazyRows) and buf.row_of is not None and layout.even_rows(t) is None \
+            and len(layout.live_rows(t)) != buf.n_rows
+        kept.append((uneven, isinstance(out, LazyRows)))
+        return out
+
+    monkeypatch.setattr(contract, "_operand_rows", watched)
+    arrays = d.inputs(np.random.default_rng(3))
+    want = d.oracle(*arrays)
+    CpuBackend(CpuOptions(threads=1)).run(d.kernel, tuple(arrays))
+    np.testing.assert_array_equal(arrays[-1].view(np.uint32), np.asarray(want, np.float32).view(np.uint32))
+    uneven = [lazy for case, lazy in kept if case]
+    assert uneven and all(uneven), d.layout
