@@ -35,7 +35,7 @@ from ir.vrf_ops import ToVrf
 
 from ir.regions import LoopRun, closes_region, extend_reads, loops
 from ir.runtime_ops import GuardBegin, GuardEnd
-from backends.cpu import compact, compact_moves, layout, lazy_rows, moves, row_classes, runtime, views
+from backends.cpu import compact, compact_moves, layout, lazy_rows, moves, row_classes, runtime, uninit
 from backends.cpu.lru import ByObject
 from backends.cpu.scratch import Scratch, memory
 from backends.cpu.handlers import HANDLERS, handles, takes_compact, takes_lazy
@@ -305,7 +305,7 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray], options: CpuOpti
     results: tuple[np.ndarray, ...] = ()
     finals: list[np.ndarray] = []
     scratch = Scratch()  # dead values' scratch, for the arena once nothing shares it
-    marks = views.uninit_tracker(options)
+    marks = uninit.uninit_tracker(options)
     if inplace and (marks is not None or _may_fault(kernel)):
         inplace = frozenset()
     guards = runtime.Guards()  # open `ctx.when` blocks (docs/runtime.md)
@@ -339,7 +339,7 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray], options: CpuOpti
         kwargs = _keywords(step, options, env, params, finals, inplace, facts)
         env[step.result] = handler(op, *args, **kwargs)
         if marks is not None:
-            marks.after(op, np.shape(env[step.result]), env)
+            marks.after(op, np.shape(env[step.result]), env, args)
         for v in step.last:
             scratch.dead(v, env.pop(v, None))
         scratch.recycle(env, params, finals)

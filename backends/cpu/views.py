@@ -7,13 +7,6 @@ form (a pure padding factor holds data at its first cell only), so no cell table
 When every level's live positions form a grid (`p0 + sum i_k * s_k`, as a tile's rows
 and columns do), the cells are read and written through strided views (one copy, no index
 arrays); otherwise by `np.ix_`.
-
-`UninitTracker`, for `CpuOptions.report_uninit`: report a read of cells that nothing wrote.
-A tensor made by `new()` reads as zeros, as the reference's host model has it, but the chip
-does not clear memory. With the option on, the executor keeps, for every value made from a
-`new()` tensor, which buffer cells were written (`to_view`, `memset` write them; `window` and
-`view` carry the marks along), and refuses with VIEW-12 any other op that reads a live cell
-of such a value before a write reached it. The option never changes a result.
 """
 
 from __future__ import annotations
@@ -21,14 +14,11 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ir.errors import RunTimeRefusal
 from ir.mapping.live import live_positions
-from ir.ops import Op, View
 from ir.runtime_types import checked_start
 from ir.rules.views import fill_pattern
 from ir.rf_reshape import RfReshape
@@ -39,7 +29,7 @@ from backends.cpu.compact import Compact, _span
 from backends.cpu.options import DEFAULT, CpuOptions
 from backends.cpu.handlers import handles
 
-__all__ = ["UninitTracker"]
+__all__: list[str] = []
 
 
 def _grid(t: object, offsets: tuple[int, ...] | None = None) -> tuple[np.ndarray, ...]:
@@ -304,51 +294,3 @@ def memset(op: Memset, into: np.ndarray, start: np.ndarray | None = None, owned:
     offset = _shifted(op, start, "a memset at a runtime start")
     _copy_cells(out, offset, np.broadcast_to(value, out.shape), None, op.view)
     return out
-
-
-class UninitTracker:
-    """Written-cell marks of the values derived from `new()` tensors."""
-
-    def __init__(self) -> None:
-        self.written: dict[int, np.ndarray] = {}
-
-    def before(self, op: Op) -> None:
-        """Refuse `op` if it reads a cell of a tracked value that nothing wrote."""
-        if isinstance(op, (Window, View)):
-            return  # naming cells reads none; the reader of the view is checked
-        targets = {op.into.id} if isinstance(op, (ToView, Memset)) else set()
-        for v in op.operands():
-            marks = self.written.get(v.id)
-            if marks is None or v.id in targets:
-                continue
-            unread = ~marks[_grid(v.type)]
-            if unread.any():
-                where = f"{op.loc.file}:{op.loc.line}: " if op.loc is not None else ""
-                raise RunTimeRefusal(f"{where}`{op.STAGE}` reads {int(unread.sum())} cell(s) of {v} that nothing "
-                                  f"wrote (a tensor made by new() is not cleared on the chip)", code="VIEW-12")
-
-    def after(self, op: Op, shape: tuple[int, ...], env: dict[int, Any] | None = None) -> None:
-        """Record the marks of `op`'s result (`env`: the values, for a runtime tile start)."""
-        if isinstance(op, NewTensor):
-            self.written[op.result.id] = np.zeros(shape, bool)
-        elif isinstance(op, View) and op.src.id in self.written:
-            self.written[op.result.id] = self.written[op.src.id]
-        elif isinstance(op, Window) and op.src.id in self.written:
-            marks = np.zeros(shape, bool)
-            marks[_grid(op.result.type)] = self.written[op.src.id][_grid(op.result.type, _offset(op, env))]
-            self.written[op.result.id] = marks
-        elif isinstance(op, (ToView, Memset)) and op.into.id in self.written:
-            marks = self.written[op.into.id].copy()
-            marks[_grid(op.view, _offset(op, env))] = True
-            self.written[op.result.id] = marks
-
-
-def _offset(op: Any, env: dict[int, Any] | None) -> tuple[int, ...]:
-    """The op's cell offsets, the element's moved by its runtime tile start (checked by its handler)."""
-    start = getattr(op, "start", None)
-    return _shifted(op, None if start is None or env is None else env[start.id], "")
-
-
-def uninit_tracker(options: Any) -> UninitTracker | None:
-    """A tracker when the options ask for one."""
-    return UninitTracker() if getattr(options, "report_uninit", False) else None
