@@ -37,7 +37,7 @@ from backends.cpu import arena
 from backends.cpu.lazy_rows import LazyRows
 from backends.cpu.moves_strided import StridedForm, source_view
 
-__all__ = ["record", "remember", "classes_of", "forget", "dma_copies", "MIN_COPIES"]
+__all__ = ["record", "remember", "classes_of", "forget", "dma_copies", "identity", "MIN_COPIES"]
 
 _KNOWN = arena.ROW_CLASSES
 
@@ -182,7 +182,7 @@ def _plan(form: StridedForm, n_rows: int, n_cells: int) -> tuple[StridedForm, np
 
 
 @functools.lru_cache(maxsize=64)
-def _identity(n_cells: int, item: int) -> StridedForm:
+def identity(n_cells: int, item: int) -> StridedForm:
     """The form reading every cell of a row in order."""
     return StridedForm((n_cells,), (1,), (item,), 0, 0, True)
 
@@ -203,4 +203,4 @@ def dma_copies(rows: np.ndarray, form: StridedForm, n_rows: int, shape: tuple[in
     item = out.itemsize
     dst = as_strided(out[out_form.p0:], out_form.extents, tuple(p * item for p in out_form.pstrides))
     np.copyto(dst, source_view(rows, out_form, 0, 1, 1)[0])
-    return LazyRows(out.reshape(distinct + padding, n_cells), _identity(n_cells, item), n_cells, shape, row_of)
+    return LazyRows(out.reshape(distinct + padding, n_cells), identity(n_cells, item), n_cells, shape, row_of)
