@@ -158,7 +158,7 @@ def logical_keys(levels: tuple[Mapping, ...], space: KeySpace) -> tuple[np.ndarr
 
 
 def _looked_up(levels: tuple[Mapping, ...], space: KeySpace, where: np.ndarray,
-               block: int = 1 << 20) -> tuple[np.ndarray, np.ndarray]:
+               block: int = 1 << 16) -> tuple[np.ndarray, np.ndarray]:
     """(`where[key]`, padding flag) of every flat position of the buffer with these levels,
     its keys made and dropped a block of about `block` positions at a time: a tile's write
     into a large tensor never holds the whole tensor's keys."""

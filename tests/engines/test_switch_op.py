@@ -65,26 +65,6 @@ def test_cpu_switch_moves_what_the_oracle_says(name):
     assert not got[0, 0][~live].any(), "a padding position holds data"
 
 
-@pytest.mark.parametrize("name", ["broadcast1", "custom_broadcast"])
-def test_a_broadcasting_switch_is_held_as_its_distinct_rows(name):
-    """Issue 61 (first-run memory): output slices that hold the same packets are one row of
-    the result, padding rows one zero row; the rows copied out are the same cells."""
-    si, ti, so, to, config = CASES[name]
-    op = _op(si, ti, so, to, config)
-    ring = stream_array(m(si), m(ti), m("H"), TENSOR_AXES)
-    ring[ring == PAD_MARK] = 0
-    buf = np.zeros((1, 2, *ring.shape), np.int64)
-    buf[0, 0] = ring
-    got = HANDLERS[Switch](op, buf)
-    assert isinstance(got, lazy_rows.LazyRows) and got.row_of is not None
-    n_rows = 2 * m(so).size
-    assert len(got.row_of) == n_rows and got.base.shape[0] * 2 <= n_rows
-    full = lazy_rows.materialize(got).reshape(n_rows, -1)
-    assert not full[m(so).size:].any()  # the padding cluster
-    for r in range(n_rows):
-        assert np.array_equal(full[r], got.base[got.row_of[r]])
-
-
 def test_refused_switch_names_its_rule_and_keeps_the_requested_type():
     op = _op("K", "N", "K / 16, K % 4, K / 4 % 4", "N", SC.TRANSPOSE(slice1=4, slice0=2))
     violation = op.check()

@@ -1,0 +1,89 @@
+"""A Switch Engine broadcast held as its distinct rows (issue 61 item 2).
+
+A broadcasting switch (BROADCAST1, BROADCAST01, a custom broadcast) writes the same
+packets into several slices: `w by switch` placements hand every slice of a column the
+same TRF rows. Written out, the result is a buffer of the machine's size, many times its
+distinct data (a 256 KiB weight became a 4 MiB buffer, then a 4 MiB widened copy in the
+contraction), and the contraction widened and multiplied every copy.
+
+A switch moves whole packets and never looks at them, so which input packet each output
+(slice, time) holds is found once per switch (`_packet_map`): the engine's own
+`ir.switch.semantics.switch_data` run on the packet numbers of one ring (a packet of one
+number: the map costs a number per packet, not per cell). Output slices with the same map
+row hold the same packets. `distinct` then gathers the rows in use once (each (ring, map
+row) met by a live output row, in the order they first appear), a padding row reads one
+zero row, and returns a `LazyRows` whose `row_of` names, per spatial row, the distinct row
+it holds: the moves after it keep the map, the contraction groups its products by it (as
+a DMA's copies: backends/cpu/row_classes.py), every other consumer gets the full buffer,
+bit for bit the eager switch's result.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ir.data_movement_ops import Switch
+from ir.switch.semantics import switch_data
+
+from backends.cpu import layout
+from backends.cpu.lazy_rows import LazyRows
+from backends.cpu.lru import ByObject
+from backends.cpu.row_classes import MIN_COPIES, identity
+
+__all__ = ["distinct"]
+
+_MAPS: ByObject[tuple[np.ndarray, np.ndarray, np.ndarray]] = ByObject()
+
+
+def _packet_map(op: Switch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(map, reps, cls) of `op` on one ring: map[s', t'] the input packet s * T + t that
+    output slice s' holds at step t' (-1: none), `reps` one output slice per distinct map
+    row, `cls[s']` the distinct map row of slice s'. Found once per op object."""
+    found = _MAPS.get(op)
+    if found is None:
+        t = op.input.type
+        ids = np.arange(t.slice.size * t.time.size, dtype=np.int64).reshape(t.slice.size, t.time.size, 1)
+        moved = switch_data(ids, t.slice, t.time, op.out_slice, op.out_time, op.config, fill=-1)[..., 0]
+        _, reps, cls = np.unique(moved, axis=0, return_index=True, return_inverse=True)
+        found = _MAPS.put(op, (np.ascontiguousarray(moved), reps, cls.reshape(-1)))
+    return found
+
+
+def distinct(op: Switch, buf: np.ndarray) -> LazyRows | None:
+    """The switch `op` of `buf` as its distinct rows and their map (the module docstring),
+    or None when fewer than `MIN_COPIES` rows share each distinct one (then the engine
+    writes the buffer)."""
+    t, out_t = op.input.type, op.result.type
+    moved, reps, cls = _packet_map(op)
+    n_out, steps = moved.shape
+    ring_packets = t.slice.size * t.time.size
+    n_rings = buf.size // (ring_packets * t.packet.size)
+    n_rows = n_rings * n_out
+    live = layout.live_rows(out_t)
+    ring, within = np.divmod(live, n_out)
+    keys = np.full(n_rows, -1, np.int64)  # (ring, map row) of every live output row; -1: a padding row
+    keys[live] = ring * len(reps) + cls[within]
+    kept, first, row_of = np.unique(keys, return_index=True, return_inverse=True)
+    if len(kept) * MIN_COPIES > n_rows:
+        return None
+    order = np.argsort(first)  # the distinct rows in the order they first appear
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    row_of = rank[row_of.reshape(-1)].astype(np.intp)
+    row_of.setflags(write=False)
+    kept = kept[order]
+    used = kept >= 0
+    ring, picked = np.divmod(kept[used], len(reps))
+    index = moved[reps[picked]]  # (rows in use, steps): the input packet of every cell
+    packets = np.ascontiguousarray(buf).reshape(n_rings * ring_packets, t.packet.size)
+    rows = np.zeros((len(kept), steps, t.packet.size), buf.dtype)  # a padding row stays zero
+    got = np.take(packets, ring[:, None] * ring_packets + np.maximum(index, 0), axis=0)
+    got[index < 0] = 0
+    rows[used] = got
+    del got
+    n_cells = steps * t.packet.size
+    cells = rows.reshape(len(kept), n_cells)
+    pad = layout.local_pad(layout.local_levels(out_t))  # padding cells of a row: zero, as in every buffer
+    if pad.any():
+        cells[:, pad] = 0
+    return LazyRows(cells, identity(n_cells, buf.itemsize), n_cells, layout.shape_of(out_t), row_of)

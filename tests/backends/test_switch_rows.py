@@ -1,0 +1,42 @@
+"""A broadcasting switch on the cpu backend is held as its distinct rows
+(backends/cpu/switch_rows.py): fewer rows than the buffer, each spatial row mapped to one,
+and the buffer they make is the engine's own output bit for bit (tests/engines' cases)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from backends.cpu import layout, switch_rows
+from backends.cpu.lazy_rows import LazyRows, materialize
+from ir.switch.semantics import switch_data
+from tests.engines.test_switch_op import CASES, _op
+
+BROADCASTS = ("broadcast1", "broadcast01", "custom_broadcast", "transposed_broadcast1")
+
+
+def _eager(op, buf: np.ndarray) -> np.ndarray:
+    """The switch written out ring by ring, padding zero (the engine's definition)."""
+    t, out_t = op.input.type, op.result.type
+    rings = buf.reshape(-1, t.slice.size, t.time.size, t.packet.size)
+    out = np.stack([switch_data(r, t.slice, t.time, op.out_slice, op.out_time, op.config) for r in rings])
+    return layout.zero_padding(out.reshape(layout.shape_of(out_t)), out_t)
+
+
+@pytest.mark.parametrize("name", [n for n in BROADCASTS if n in CASES])
+def test_a_broadcast_is_its_distinct_rows_and_the_engines_bits(name):
+    op = _op(*CASES[name])
+    t = op.input.type
+    rng = np.random.default_rng(7)
+    buf = layout.zero_padding(rng.integers(1, 1 << 30, layout.shape_of(t)).astype(np.int64), t)
+    got = switch_rows.distinct(op, buf)
+    assert isinstance(got, LazyRows)
+    rows = layout.n_rows(op.result.type)
+    assert got.base.shape[0] * 2 <= rows and got.row_of.shape == (rows,)
+    assert np.array_equal(materialize(got), _eager(op, buf))
+
+
+def test_a_switch_of_no_copies_is_written_out():
+    op = _op(*CASES["transpose"])
+    buf = np.arange(np.prod(layout.shape_of(op.input.type)), dtype=np.int64).reshape(layout.shape_of(op.input.type))
+    assert switch_rows.distinct(op, buf) is None
