@@ -46,7 +46,8 @@ KEPT = ("lane", "keep", "col")
 class OuterPlan:
     """Where every cell of `[Lane, out_time, out_packet]` reads its operands: `sidx`
     (out_time, out_packet) into the per-slice stream `(T, P)`, `tidx` (lane, out_time,
-    out_packet) into the per-slice TRF `(Lane, Element)`, `live` False on padding."""
+    out_packet) into the per-slice TRF `(Lane, Element)` (int32 when the TRF's cells allow:
+    it is kept per key, issue 61), `live` False on padding."""
 
     sidx: np.ndarray
     tidx: np.ndarray
@@ -64,7 +65,7 @@ def _outer_plan(t_size: int, p_size: int, tiling: int, pack: int, flit: int,
     sidx = t * p_size + q % flit
     trf_levels, pre_levels = (lane, element), (lane, out_time, out_packet)
     space = moves.key_space(mops.frag(pair_all(list(trf_levels))))
-    plan = moves.match_keys(space, trf_levels, pre_levels, "contract_outer")
+    plan = moves.match_keys(space, trf_levels, pre_levels, "contract_outer", narrow=True)  # int32: kept in the cache
     shape = (lane.size, out_time.size, out_packet.size)
     live = None if plan.live is None else plan.live.reshape(shape)
     return OuterPlan(sidx, plan.index.reshape(shape), live)
@@ -230,7 +231,8 @@ def _cells(op, grid: Grid, pre: Mapping, out: Mapping, g: int, n2: int,
     pre_pad = moves.logical_pad((pre,))
     skip = _squeeze(pre_pad[o]) if pre_pad.any() else None
     dest = lane * (out.size * n2) + slot * n2 + grid.total(("col",), lambda d: 1)
-    return Cells(_squeeze(op.sidx[o, q], drop_a), _squeeze(op.tidx[lane, o, q], drop_w), pad, skip, dest)
+    t_idx = op.tidx[lane, o, q].astype(np.int64, copy=False)  # the plan's gathers index in int64
+    return Cells(_squeeze(op.sidx[o, q], drop_a), _squeeze(t_idx, drop_w), pad, skip, dest)
 
 
 def _split(grid: Grid, cells: Cells) -> Split:

@@ -158,7 +158,7 @@ def logical_keys(levels: tuple[Mapping, ...], space: KeySpace) -> tuple[np.ndarr
 
 
 def _looked_up(levels: tuple[Mapping, ...], space: KeySpace, where: np.ndarray,
-               block: int = 1 << 20) -> tuple[np.ndarray, np.ndarray]:
+               block: int = 1 << 16) -> tuple[np.ndarray, np.ndarray]:
     """(`where[key]`, padding flag) of every flat position of the buffer with these levels,
     its keys made and dropped a block of about `block` positions at a time: a tile's write
     into a large tensor never holds the whole tensor's keys."""
@@ -261,7 +261,7 @@ class LiveCells:
         return (np.add.outer(hp, self.tail[0]).reshape(-1)[cut], np.add.outer(hk, self.tail[1]).reshape(-1)[cut])
 
 
-def live_cells(levels: tuple[Mapping, ...], space: KeySpace, block: int = 1 << 16) -> LiveCells | None:
+def live_cells(levels: tuple[Mapping, ...], space: KeySpace, block: int = 1 << 14) -> LiveCells | None:
     """The `LiveCells` of the buffer with these levels, its tail the inner digits of at most
     `block` live cells; None when the keys come from the cells (`_parts` is None)."""
     parts = _parts(levels, space)

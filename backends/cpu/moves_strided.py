@@ -43,7 +43,7 @@ class StridedForm:
     full: bool
 
 
-_CHECK_BLOCK = 1 << 16  # cells a step of the exact checks and scans below looks at
+_CHECK_BLOCK = 1 << 14  # cells a step of the exact checks and scans below looks at
 
 
 def _narrow(extent: int) -> type:

@@ -1,23 +1,24 @@
-"""A Switch Engine broadcast held as its distinct rows (issue 61 item 2: bf16 by BLAS).
+"""A Switch Engine broadcast held as its distinct rows (issue 61 item 2).
 
-A broadcasting switch (BROADCAST1, BROADCAST01, a custom broadcast) writes the same cells
-into several slices: `w by switch` placements hand every slice of a column the same
-TRF rows. Written out, the result is many times its distinct data, and the contraction
-reading it widened and multiplied every copy (256 TRF rows where 16 differ, on a drawn
-GEMM). Which output cell reads which input cell does not depend on the data, so it is
-found once per switch (`_plan`: the engine's own `ir.switch.semantics.switch_data` run
-on the cells' positions, padding zeroed as in every buffer), and the rows of equal
-positions are copies. `distinct` then gathers each distinct row once and returns a
-`LazyRows` whose `row_of` names, per spatial row, the distinct row it holds: the moves
-after it keep the map, the contraction groups its products by it (as a DMA's copies:
-backends/cpu/row_classes.py), every other consumer gets the full buffer, bit for bit
-the eager switch's result.
+A broadcasting switch (BROADCAST1, BROADCAST01, a custom broadcast) writes the same
+packets into several slices: `w by switch` placements hand every slice of a column the
+same TRF rows. Written out, the result is a buffer of the machine's size, many times its
+distinct data (a 256 KiB weight became a 4 MiB buffer, then a 4 MiB widened copy in the
+contraction), and the contraction widened and multiplied every copy.
+
+A switch moves whole packets and never looks at them, so which input packet each output
+(slice, time) holds is found once per switch (`_packet_map`): the engine's own
+`ir.switch.semantics.switch_data` run on the packet numbers of one ring (a packet of one
+number: the map costs a number per packet, not per cell). Output slices with the same map
+row hold the same packets. `distinct` then gathers the rows in use once (each (ring, map
+row) met by a live output row, in the order they first appear), a padding row reads one
+zero row, and returns a `LazyRows` whose `row_of` names, per spatial row, the distinct row
+it holds: the moves after it keep the map, the contraction groups its products by it (as
+a DMA's copies: backends/cpu/row_classes.py), every other consumer gets the full buffer,
+bit for bit the eager switch's result.
 """
 
 from __future__ import annotations
-
-import functools
-import math
 
 import numpy as np
 
@@ -26,50 +27,63 @@ from ir.switch.semantics import switch_data
 
 from backends.cpu import layout
 from backends.cpu.lazy_rows import LazyRows
+from backends.cpu.lru import ByObject
 from backends.cpu.row_classes import MIN_COPIES, identity
 
 __all__ = ["distinct"]
 
+_MAPS: ByObject[tuple[np.ndarray, np.ndarray, np.ndarray]] = ByObject()
 
-@functools.lru_cache(maxsize=64)
-def _plan(in_t, out_t, out_slice, out_time, config) -> tuple[np.ndarray, np.ndarray, bool] | None:
-    """(the input cell each distinct output row's cells read, (distinct, cells), plus one
-    with 0 for a padding cell when some cell is padding; the distinct row each spatial
-    output row holds; whether some cell is padding), or None when the rows are not copies of at least `MIN_COPIES` times fewer
-    distinct rows."""
-    total = math.prod(layout.shape_of(in_t))
-    positions = np.arange(1, total + 1, dtype=np.int64 if total >= 1 << 31 else np.int32)
-    rings = positions.reshape(-1, in_t.slice.size, in_t.time.size, in_t.packet.size)
-    moved = np.stack([switch_data(ring, in_t.slice, in_t.time, out_slice, out_time, config) for ring in rings])
-    moved = layout.zero_padding_in_place(moved.reshape(layout.shape_of(out_t)), out_t)
-    rows = moved.reshape(layout.n_rows(out_t), -1)
-    kept, first, row_of = np.unique(rows, axis=0, return_index=True, return_inverse=True)
-    if len(kept) * MIN_COPIES > rows.shape[0]:
+
+def _packet_map(op: Switch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(map, reps, cls) of `op` on one ring: map[s', t'] the input packet s * T + t that
+    output slice s' holds at step t' (-1: none), `reps` one output slice per distinct map
+    row, `cls[s']` the distinct map row of slice s'. Found once per op object."""
+    found = _MAPS.get(op)
+    if found is None:
+        t = op.input.type
+        ids = np.arange(t.slice.size * t.time.size, dtype=np.int64).reshape(t.slice.size, t.time.size, 1)
+        moved = switch_data(ids, t.slice, t.time, op.out_slice, op.out_time, op.config, fill=-1)[..., 0]
+        _, reps, cls = np.unique(moved, axis=0, return_index=True, return_inverse=True)
+        found = _MAPS.put(op, (np.ascontiguousarray(moved), reps, cls.reshape(-1)))
+    return found
+
+
+def distinct(op: Switch, buf: np.ndarray) -> LazyRows | None:
+    """The switch `op` of `buf` as its distinct rows and their map (the module docstring),
+    or None when fewer than `MIN_COPIES` rows share each distinct one (then the engine
+    writes the buffer)."""
+    t, out_t = op.input.type, op.result.type
+    moved, reps, cls = _packet_map(op)
+    n_out, steps = moved.shape
+    ring_packets = t.slice.size * t.time.size
+    n_rings = buf.size // (ring_packets * t.packet.size)
+    n_rows = n_rings * n_out
+    live = layout.live_rows(out_t)
+    ring, within = np.divmod(live, n_out)
+    keys = np.full(n_rows, -1, np.int64)  # (ring, map row) of every live output row; -1: a padding row
+    keys[live] = ring * len(reps) + cls[within]
+    kept, first, row_of = np.unique(keys, return_index=True, return_inverse=True)
+    if len(kept) * MIN_COPIES > n_rows:
         return None
     order = np.argsort(first)  # the distinct rows in the order they first appear
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
     row_of = rank[row_of.reshape(-1)].astype(np.intp)
     row_of.setflags(write=False)
-    index = np.ascontiguousarray(kept[order])
-    padding = bool((index == 0).any())
-    return (index if padding else index - 1), row_of, padding
-
-
-def distinct(op: Switch, buf: np.ndarray) -> LazyRows | None:
-    """The switch `op` of `buf` as its distinct rows and their map (the module docstring),
-    or None when its rows are not copies (then the engine writes the buffer)."""
-    t, out_t = op.input.type, op.result.type
-    found = _plan(t, out_t, op.out_slice, op.out_time, op.config)
-    if found is None:
-        return None
-    index, row_of, padding = found
-    flat = np.ascontiguousarray(buf).reshape(-1)
-    if padding:  # position 0 reads a zero cell
-        source = np.empty(flat.size + 1, flat.dtype)
-        source[0] = 0
-        source[1:] = flat
-        rows = source[index]
-    else:
-        rows = flat[index]
-    return LazyRows(rows, identity(index.shape[1], rows.itemsize), index.shape[1], layout.shape_of(out_t), row_of)
+    kept = kept[order]
+    used = kept >= 0
+    ring, picked = np.divmod(kept[used], len(reps))
+    index = moved[reps[picked]]  # (rows in use, steps): the input packet of every cell
+    packets = np.ascontiguousarray(buf).reshape(n_rings * ring_packets, t.packet.size)
+    rows = np.zeros((len(kept), steps, t.packet.size), buf.dtype)  # a padding row stays zero
+    got = np.take(packets, ring[:, None] * ring_packets + np.maximum(index, 0), axis=0)
+    got[index < 0] = 0
+    rows[used] = got
+    del got
+    n_cells = steps * t.packet.size
+    cells = rows.reshape(len(kept), n_cells)
+    pad = layout.local_pad(layout.local_levels(out_t))  # padding cells of a row: zero, as in every buffer
+    if pad.any():
+        cells[:, pad] = 0
+    return LazyRows(cells, identity(n_cells, buf.itemsize), n_cells, layout.shape_of(out_t), row_of)

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ir.mapping.live import live_positions
+from ir.mapping.live import live_grid, live_positions
 from ir.runtime_types import checked_start
 from ir.rules.views import fill_pattern
 from ir.rf_reshape import RfReshape
@@ -42,7 +42,11 @@ def _grid(t: object, offsets: tuple[int, ...] | None = None) -> tuple[np.ndarray
 @functools.lru_cache(maxsize=1024)
 def _affine(mapping: object) -> tuple[int, tuple[tuple[int, int], ...]] | None:
     """The live positions of a level as (p0, ((count, step), ... outermost first)), every
-    position `p0 + sum i_k * step_k`; None when they are no such grid (or none are live)."""
+    position `p0 + sum i_k * step_k`; None when they are no such grid (or none are live).
+    From the factors when no factor is ragged (`live_grid`: no array of every position)."""
+    grid = live_grid(mapping)
+    if grid is not None:
+        return grid
     q = live_positions(mapping)
     dims = moves_strided._dims((q,)) if len(q) else None
     if dims is None:

@@ -14,7 +14,7 @@ from ir.mapping.factors import PaddingFactor, RaggedFactor
 from ir.mapping.nodes import Mapping
 from ir.memo import memo
 
-__all__ = ["live_positions", "nibble_bytes", "is_window"]
+__all__ = ["live_positions", "live_grid", "nibble_bytes", "is_window"]
 
 
 @functools.lru_cache(maxsize=256)
@@ -31,6 +31,34 @@ def live_positions(mapping: Mapping) -> np.ndarray:
             part = np.ones(f.extent, bool)
         mask = (mask[:, None] & part[None, :]).reshape(-1)
     return np.flatnonzero(mask)
+
+
+@functools.lru_cache(maxsize=1024)
+def live_grid(mapping: Mapping) -> tuple[int, tuple[tuple[int, int], ...]] | None:
+    """`live_positions` as a grid (first position, ((count, step), ... outermost first)),
+    every live position `first + sum i_k * step_k`, consecutive factors of one run merged
+    (the fewest dimensions), from the factors alone: no array of the positions. None when
+    a ragged factor's live cells are not evenly spaced (no grid) or no position is live."""
+    first, dims, step = 0, [], 1  # dims innermost first
+    for f in reversed(mapping.factors()):
+        if isinstance(f, RaggedFactor):
+            live = [k for k, c in enumerate(f.cells) if not isinstance(c, Padding)]
+            gaps = {b - a for a, b in zip(live, live[1:])}
+            if not live or len(gaps) > 1:
+                return None
+            start, count, gap = live[0], len(live), gaps.pop() if gaps else 1
+        else:
+            start, count, gap = 0, 1 if isinstance(f, PaddingFactor) else f.extent, 1
+            if count == 0:
+                return None
+        first += start * step
+        if count > 1:
+            if dims and dims[-1][0] * dims[-1][1] == gap * step:
+                dims[-1] = (dims[-1][0] * count, dims[-1][1])
+            else:
+                dims.append((count, gap * step))
+        step *= f.extent
+    return first, tuple(reversed(dims))
 
 
 def nibble_bytes(view: Any, offset: int) -> np.ndarray | None:

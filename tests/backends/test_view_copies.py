@@ -47,6 +47,21 @@ def test_a_grid_form_names_exactly_the_live_positions(text, is_grid):
     np.testing.assert_array_equal(p0 + grid, want)
 
 
+@pytest.mark.parametrize("text", ["M, K", "1 # 4, M % 8, K", "M % 8, 1 # 3, K", "K, M # 19",
+                                  "1 # 2, M / 4, 1 # 5, M % 4", "M % 8 # 12, K # 7", "K # 8, 1 # 2, M"])
+def test_a_grid_form_is_found_from_the_factors_without_the_positions(text, monkeypatch):
+    """Issue 61 (first-run memory): a level's grid comes from its factors (`live_grid`), no
+    int64 array of its live positions made (2 MiB for a 256 Ki-position HBM level), and it is
+    the form the positions themselves give (`moves_strided._dims`)."""
+    axes(M=16, K=6, R=10)
+    mapping = m(text)
+    q = live_positions(mapping)
+    dims = moves_strided._dims((q,))
+    want = (int(q[0]), tuple((count, int(steps[0])) for count, steps in reversed(dims)))
+    monkeypatch.setattr(views, "live_positions", lambda _: pytest.fail("the live positions were made"))
+    assert views._affine.__wrapped__(mapping) == want
+
+
 class _Levels:
     """The levels of a view: what `_copy_cells` reads of a type."""
 
