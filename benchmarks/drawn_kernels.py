@@ -34,7 +34,7 @@ from synth import contraction
 from synth.space import build, points, space_of
 from tu_ops.target import get_target
 
-__all__ = ["Drawn", "draw", "draw_space"]
+__all__ = ["Drawn", "draw", "draw_space", "pinned"]
 
 DTYPES = ("i8:i32", "bf16:f32", "bf16:bf16")
 FORMS = ("gemm", "tiled", "batched")
@@ -115,6 +115,12 @@ def _sizes(rng: np.random.Generator, form: str, scale: str) -> dict[str, int]:
 
 def _point(rng: np.random.Generator, levers: dict[str, list[Any]]) -> dict[str, Any]:
     return {name: values[int(rng.integers(len(values)))] for name, values in levers.items()}
+
+
+def pinned(name: str, text: str, dtype: str, sizes: dict[str, int], point: dict[str, Any], form: str) -> Drawn:
+    """A kernel named by its layout rather than by a seed: what a test pins when it needs one
+    particular layout (a seed's draws follow synth's space, which every new lever changes)."""
+    return Drawn(name, contraction(text, dtype=dtype, sizes=sizes, name=name), point, form)
 
 
 def checks(kernel: Any) -> bool:
