@@ -24,7 +24,7 @@ Besides the fixed space, `--drawn N` spaces drawn by benchmarks/drawn_kernels.py
 most pruned),
 each also swept serially without pruning (does pruning pay?); the worst space's ratio is
 the verdict. Rounds take turns, which executor goes first rotating.
-Run: python benchmarks/bench_tune.py [--rounds N] [--no-dask] [--drawn N] [--seed S] [--no-fixed]
+Run: python benchmarks/bench_tune.py [--rounds N] [--no-dask] [--drawn N] [--seed S] [--no-fixed] [--no-unpruned]
 """
 
 from __future__ import annotations
@@ -146,6 +146,8 @@ def main() -> None:
     ap.add_argument("--drawn", type=int, default=1, help="spaces drawn by benchmarks/drawn_kernels.py")
     ap.add_argument("--seed", type=int, default=0, help="the first drawn space's seed")
     ap.add_argument("--no-fixed", action="store_true", help="only the drawn spaces")
+    ap.add_argument("--no-unpruned", action="store_true",
+                    help="skip the drawn spaces' unpruned serial sweep (the slowest run; pruning's own verdict)")
     args = ap.parse_args()
     worst: list[tuple[float, str]] = []
     if not args.no_fixed:
@@ -158,7 +160,8 @@ def main() -> None:
             spec = draw_space(seed)
             label = (f"drawn space (seed {seed}): {spec.text} {spec.dtype_in}:{spec.dtype_out} "
                      + ",".join(f"{i}={n}" for i, n in spec.sizes.items()))
-            ratios = measure(label, FactoryRef(str(path), "SPACE"), args.rounds, not args.no_dask, True)
+            ratios = measure(label, FactoryRef(str(path), "SPACE"), args.rounds, not args.no_dask,
+                             not args.no_unpruned)
             worst += [(r, label) for r in ratios]
     ratio, label = min(worst)
     print(f"worst space: {label}, serial/executor {ratio:.2f}x; goal >= {GOAL}x: "

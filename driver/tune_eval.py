@@ -37,7 +37,7 @@ from visa.schedule.steps import build_steps
 
 from driver.tune_space import resolve_space
 
-__all__ = ["Batch", "Candidate", "early_bound", "evaluate_batch", "evaluate_timed", "share_best"]
+__all__ = ["Batch", "Candidate", "PoolBest", "early_bound", "evaluate_batch", "evaluate_timed", "share_best"]
 
 
 @attrs.frozen
@@ -90,37 +90,51 @@ _KNOWN: dict[tuple[Any, ...], _Known] = {}
 _KNOWN_LIMIT = 4096
 _SWEEP = [""]
 # The best makespan this process has found in the current sweep (None: none yet), and the one
-# every process of a `--jobs` pool shares (a multiprocessing.Value, 0 while none is known; set
-# by `share_best`): a batch prunes against the least of them and its own cutoff, so a worker
-# learns of a makespan found elsewhere at its next candidate, not at its next batch.
+# every process of the sweep shares (`share_best`: a `--jobs` pool's `PoolBest`, a dask
+# cluster's `ClusterBest`): a batch prunes against the least of them and its own cutoff, so a
+# worker learns of a makespan found elsewhere at its next candidate, not at its next batch.
 _OWN_BEST: list[int | None] = [None]
 _SHARED_BEST: list[Any] = [None]
 
 
-def share_best(value: Any) -> None:
-    """Prune against (and publish to) `value`, a multiprocessing.Value('q') the processes of
-    one pool share (0: no makespan yet); None stops sharing."""
-    _SHARED_BEST[0] = value
+class PoolBest:
+    """The best makespan the processes of one `--jobs` pool share: a multiprocessing.Value('q')
+    (0: none yet), read at every candidate and lowered under its lock."""
+
+    def __init__(self, value: Any) -> None:
+        self._value = value
+
+    def best(self) -> int | None:
+        return self._value.value or None
+
+    def offer(self, makespan: int) -> None:
+        with self._value.get_lock():
+            if self._value.value == 0 or makespan < self._value.value:
+                self._value.value = makespan
+
+
+def share_best(board: Any) -> None:
+    """Prune against (and publish to) `board`, the best makespan the processes of one sweep
+    share: a `PoolBest`, or a dask cluster's (driver/tune_share.py); anything with `best()`
+    (None: none yet) and `offer(makespan)`. None stops sharing."""
+    _SHARED_BEST[0] = board
 
 
 def _best_known(cutoff: int | None) -> int | None:
-    """The least of `cutoff`, this process's best in the sweep and the pool's shared best."""
+    """The least of `cutoff`, this process's best in the sweep and the shared best."""
     known = [x for x in (cutoff, _OWN_BEST[0]) if x is not None]
-    shared = _SHARED_BEST[0]
-    if shared is not None and shared.value > 0:
-        known.append(shared.value)
+    shared = _SHARED_BEST[0].best() if _SHARED_BEST[0] is not None else None
+    if shared is not None:
+        known.append(shared)
     return min(known, default=None)
 
 
 def _found(makespan: int) -> None:
-    """Record a makespan found here: this process's best, and the pool's."""
+    """Record a makespan found here: this process's best, and the shared one."""
     if _OWN_BEST[0] is None or makespan < _OWN_BEST[0]:
         _OWN_BEST[0] = makespan
-    shared = _SHARED_BEST[0]
-    if shared is not None:
-        with shared.get_lock():
-            if shared.value == 0 or makespan < shared.value:
-                shared.value = makespan
+    if _SHARED_BEST[0] is not None:
+        _SHARED_BEST[0].offer(makespan)
 
 
 def evaluate_timed(batch: Batch) -> tuple[float, list[Candidate]]:

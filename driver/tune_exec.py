@@ -26,6 +26,7 @@ from typing import Any
 from ir.errors import InternalError, NpuOptError
 import driver.tune_eval  # noqa: F401 - the workers' task function and everything it compiles with
 from driver.dask_probe import ask_scheduler
+from driver.tune_share import on_cluster
 from driver.tune_space import FactoryRef, load_space, resolve_space, space_names
 
 __all__ = ["FactoryRef", "load_space", "make_executor", "resolve_space", "space_names"]
@@ -55,7 +56,7 @@ class _Inline:
 def _warm(ref: FactoryRef | None, best: Any) -> None:
     """A pool worker's start: prune against the pool's shared best makespan, and load the
     tune file before the first task (this module's import brought the tuner)."""
-    driver.tune_eval.share_best(best)
+    driver.tune_eval.share_best(driver.tune_eval.PoolBest(best))
     if ref is not None:
         load_space(ref)
 
@@ -95,7 +96,7 @@ class _Pool(_Futures):
         self.description = f"{jobs} processes"
         context = _start_method()
         best = context.Value("q", 0)  # the best makespan any of the pool's processes found (0: none yet)
-        driver.tune_eval.share_best(best)
+        driver.tune_eval.share_best(driver.tune_eval.PoolBest(best))
         self._pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_warm, initargs=(ref, best))
 
     def submit(self, fn: Callable[[Any], Any], item: Any) -> Any:
@@ -140,7 +141,8 @@ class _Dask(_Futures):
         return super().wait(handles, block)
 
     def submit(self, fn: Callable[[Any], Any], item: Any) -> Any:
-        return self._client.submit(fn, item, pure=False)
+        # the task prunes against the best makespan any worker of the cluster has found (tune_share)
+        return self._client.submit(on_cluster, fn, item, pure=False)
 
     def settle(self) -> None:
         self._connect(True)  # a scheduler that never answered is an error even if this process did all the work

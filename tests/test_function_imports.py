@@ -53,6 +53,8 @@ START_UP: dict[tuple[str, str], str] = {
     ("driver.dask_probe", "dask.distributed"): "an optional dependency (the tune extra): the probe child only, "
                                                "which tune starts after importing dask itself",
     ("driver.tune_cluster", "dask.distributed"): "an optional dependency (the tune extra), for a local cluster only",
+    ("driver.tune_share", "distributed"): "an optional dependency (the tune extra): a dask worker's task, which runs "
+                                          "where dask is imported already",
     ("driver.cli_parser", "driver.visa_command"): "a command's module, when that command runs",
     ("driver.cli_parser", "driver.targets_command"): "a command's module, when that command runs",
     ("driver.cli_parser", "driver.explain"): "a command's module, when that command runs",

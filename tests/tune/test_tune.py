@@ -11,6 +11,8 @@ from pathlib import Path
 
 import multiprocessing
 import threading
+import time
+import uuid
 
 import attrs
 import pytest
@@ -21,7 +23,8 @@ from driver import tune_eval
 from driver.cli import main
 from driver.tune import tune
 from driver.tune_cluster import local_cluster
-from driver.tune_eval import Batch, Candidate
+from driver.tune_eval import Batch, Candidate, evaluate_timed
+from driver.tune_share import ClusterBest, heard_best, on_cluster
 from driver.tune_exec import FactoryRef, load_space, make_executor
 from driver.tune_report import write_report
 from tests.tune.probe_fresh import probe_in_a_fresh_process
@@ -126,12 +129,62 @@ def test_dask_scheduler_and_worker_processes_run_the_space_unchanged(tmp_path: P
         assert probe_in_a_fresh_process(address) == "answered True"  # the probe forked, as on the command line
         status = _within(120, lambda: main(["tune", FILE, "--space", "SPACE", "--scheduler", address,
                                             "-o", str(tmp_path), "--format", "json"]))
+        _a_worker_prunes_against_the_other_workers_best(address)
     assert remote.executor == f"dask at {address} (2 threads)"
     assert [(c.status, c.makespan) for c in remote.candidates] == [(c.status, c.makespan) for c in inline.candidates]
     assert remote.winner.index == inline.winner.index
     _agrees(pruned, inline)
     report = json.loads(capsys.readouterr().out)
     assert status == 0 and report["winner"] == inline.winner.index and report["executor"].startswith("dask at ")
+
+
+def _a_worker_prunes_against_the_other_workers_best(address: str) -> None:
+    """One dask worker compiles candidate 1 (makespan 41177); the other, sent candidate 4
+    (bound 42025) with no cutoff, prunes it against what the first published."""
+    client_class = pytest.importorskip("dask.distributed").Client
+    sweep = f"test-{uuid.uuid4().hex}"
+    ref, points = FactoryRef(FILE, "SPACE"), _space().points()
+    one = lambda k: Batch(ref, "rngd", None, True, ((k, points[k]),), sweep)  # noqa: E731
+    with client_class(address, timeout=30) as client:
+        a, b = sorted(client.nthreads())
+        warm = Batch(ref, "rngd", None, True, ((0, points[0]),), sweep + "-warm")  # b subscribes at its first task
+        client.submit(on_cluster, evaluate_timed, warm, workers=[b], pure=False).result(60)
+        first = client.submit(on_cluster, evaluate_timed, one(1), workers=[a], pure=False).result(60)[1]
+        assert [(c.status, c.makespan) for c in first] == [("ok", 41177)]
+        deadline = time.monotonic() + 20
+        while client.run(heard_best, sweep, workers=[b])[b] is None:
+            assert time.monotonic() < deadline, "the second worker never heard of the first one's makespan"
+            time.sleep(0.05)
+        assert client.run(heard_best, sweep, workers=[b])[b] == 41177
+        second = client.submit(on_cluster, evaluate_timed, one(4), workers=[b], pure=False).result(60)[1]
+        assert [(c.status, c.bound) for c in second] == [("pruned", 42025)]
+        other = client.submit(on_cluster, evaluate_timed, attrs.evolve(one(4), sweep=sweep + "-other"),
+                              workers=[b], pure=False).result(60)[1]
+        assert [(c.status, c.makespan) for c in other] == [("ok", 42701)]  # another sweep's best is not this one's
+
+
+def test_a_cluster_best_publishes_improvements_and_prunes_its_sweep_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ClusterBest` (a dask worker's view of the sweep's best): only a makespan below the best
+    known is published; a batch prunes against one heard from another worker of its sweep,
+    never of another sweep."""
+    evaluated: list[tuple[int, int | None]] = []
+    points = _fake_space(monkeypatch, 10, evaluated)
+    sent: list[list] = []
+    board = ClusterBest(sent.append)
+    batch = lambda idx, sweep: Batch(None, "rngd", None, True, tuple((i, points[i]) for i in idx), sweep)  # noqa: E731
+    board.heard((0.0, ["other", 900]))
+    board.heard((0.0, ["mine", 995]))
+    board.sweep = "mine"
+    tune_eval.share_best(board)
+    try:
+        out = tune_eval.evaluate_batch(batch([2, 6], "mine"))
+    finally:
+        tune_eval.share_best(None)
+    assert evaluated == [(2, 995), (6, 995)] and [c.status for c in out] == ["pruned", "ok"]
+    assert sent == [["mine", 994]] and board.best() == 994 and board.best_of("other") == 900
+    board.offer(996)
+    board.heard((0.0, ["mine", 999]))
+    assert sent == [["mine", 994]] and board.best() == 994
 
 
 def test_candidates_that_trace_alike_share_one_lowering(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -326,7 +379,7 @@ def test_a_batch_prunes_against_the_best_found_in_its_sweep_and_the_pools(monkey
     tune_eval.evaluate_batch(batch([2], "two"))
     assert evaluated == [(2, None)]
     shared = multiprocessing.get_context("fork").Value("q", 0)
-    tune_eval.share_best(shared)
+    tune_eval.share_best(tune_eval.PoolBest(shared))
     try:
         shared.value = 992  # found by another process of the pool
         evaluated.clear()
