@@ -18,7 +18,7 @@ from ir.mapping.factors import AxisFactor, Factor, PaddingFactor, RaggedFactor
 from ir.mapping.nodes import Mapping, pair_all
 from ir.mapping.ops import DigitRange
 
-__all__ = ["KeySpace", "LiveCells", "key_blocks", "key_space", "key_dtype", "live_cells", "logical_keys", "logical_pad",
+__all__ = ["KeySpace", "LiveCells", "joint_frag", "key_blocks", "key_space", "key_dtype", "live_cells", "logical_keys", "logical_pad",
            "looked_up_at", "padding"]
 
 
@@ -52,6 +52,25 @@ def key_space(frags: Sequence[DigitRange] | frozenset[DigitRange]) -> KeySpace:
         radix.append(size)
         size *= f.extent
     return KeySpace(fs, tuple(reversed(radix)), size, tuple(_span(f, fs) for f in fs))
+
+
+def joint_frag(levels: Sequence[Mapping]) -> frozenset[DigitRange]:
+    """frag of the levels' joint mapping `[L0, L1, ...]`, what a move is keyed on. When its
+    factor form needs a table past the mapping limit (an axis padded and split over two
+    levels with others between the parts, as `M # 512 / 128, N, 1 # 8` over
+    `N % 64, M # 512 % 128`: the structural factoring tabulates the whole subtree holding
+    both parts), the union of each level's own fragments: the same digits of each axis,
+    at most up to the padded size instead of the live one (a wider key radix, the same
+    matching); `_parts` then keys the cells (`_cell_keys`)."""
+    try:
+        return mops.frag(pair_all(list(levels)))
+    except MappingError as e:
+        if e.category != "limit":
+            raise
+    try:
+        return frozenset(mops.merge_frags(f for mp in levels for f in mops.frag(mp)))
+    except MappingError as e:
+        raise InternalError(f"cpu move: no key fragments for the levels {[str(mp) for mp in levels]}: {e}") from e
 
 
 def _span(f: DigitRange, frags: tuple[DigitRange, ...]) -> int:

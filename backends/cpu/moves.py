@@ -31,13 +31,12 @@ import attrs
 import numpy as np
 
 from ir.errors import InternalError
-from ir.mapping import ops as mops
-from ir.mapping.nodes import Mapping, pair_all
+from ir.mapping.nodes import Mapping
 from ir.types import Type
 
 from backends.cpu import layout, lazy_rows, moves_strided, row_classes
 from backends.cpu.keys import (  # re-exported: the keys are this module's matching
-    KeySpace, _looked_up, _parts, key_blocks, key_dtype, key_space, live_cells, logical_keys, logical_pad,
+    KeySpace, _looked_up, _parts, joint_frag, key_blocks, key_dtype, key_space, live_cells, logical_keys, logical_pad,
     looked_up_at, padding,
 )
 from backends.cpu.lazy_rows import LazyRows
@@ -122,7 +121,7 @@ def planner(src_levels: tuple[Mapping, ...],
             dst_levels: tuple[Mapping, ...]) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """`plan_at` as a function of the positions, the source's key table made once: asked
     a block of positions at a time, no array of every destination position is made."""
-    space = key_space(mops.frag(pair_all(list(src_levels))))
+    space = key_space(joint_frag(src_levels))
     where = _where(space, src_levels, narrow=True)
 
     def at(flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -224,7 +223,7 @@ def _uncached_plan(src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, .
     forms replace index arrays)."""
     plan = _PLANS.get((src_levels, dst_levels))
     if plan is None:
-        space = key_space(mops.frag(pair_all(list(src_levels))))
+        space = key_space(joint_frag(src_levels))
         plan = match_keys(space, src_levels, dst_levels, "move", narrow=True)
     return plan
 
@@ -244,7 +243,7 @@ def strided_form_of(rows: np.ndarray, src_levels: tuple[Mapping, ...], dst_level
         form = moves_strided.strided_form(plan.index.__getitem__, len(plan.index), plan.live, rows.shape[1:],
                                           rows.strides[1:])
     else:  # the levels' own plan, asked a block of positions at a time: no index of the whole output
-        space = key_space(mops.frag(pair_all(list(src_levels))))
+        space = key_space(joint_frag(src_levels))
         where = _where(space, src_levels, narrow=True)
         cells = live_cells(dst_levels, space)
 
