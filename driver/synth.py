@@ -31,7 +31,7 @@ from driver.tune_report import plot_svg, report_json, table
 from ir.errors import InternalError
 from synth import Contraction, contraction
 from synth.space import points, source, space_of
-from synth.tiling import proxy_sizes
+from synth.offer import proxy_sizes
 from tu_ops.target import get_target
 from visa.schedule.bounds import Roofline
 
@@ -108,7 +108,7 @@ def synthesize(spec: Contraction, out_dir: str | Path, *, target: str = "rngd", 
 def proxy_checked(spec: Contraction, space: Any, result: TuneResult, *, top: int, seed: int,
                   target: str) -> TuneResult:
     """The tune result of a space too large to run, its best `top` candidates checked at
-    proxy sizes (synth.tiling.proxy_sizes: the same mapping, tiles and `k` split
+    proxy sizes (synth.offer.proxy_sizes: the same mapping, tiles and `k` split
     on a smaller result and `k`) on the cpu backend and in the interpreter against the
     numpy oracle; the winner is the fastest that passed (None: none did)."""
     candidates = list(result.candidates)

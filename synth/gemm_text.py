@@ -1,8 +1,9 @@
 """The source text of a GEMM candidate of `npu-opt synth` (synth/space.py offers the
 points, this module writes one point's kernel): the module header, the mappings, the row-block
-loads, one tile's contraction and the tile loops around it (rolled with `ctx.loop` where they
-can be). `v` is the dictionary of names and numbers `gemm_names` derives from a point; each
-piece returns lines of Python.
+loads and one tile's contraction and store; the tile loops around the tile are
+synth/tile_loops.py's, a tile whose `k` runs in time blocks synth/time_blocks.py's. `v` is
+the dictionary of names and numbers `gemm_names` derives from a point; each piece returns
+lines of Python.
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ from typing import Any
 from ir.dtypes import DType
 from synth import epilogue, target
 from synth.onchip import device_transpose, switch_fetch, switch_names, switch_w_block
-from synth.overlap import a_pieces, one_tile_pieces, piece_tile, pieces_ok, tile_pieces
+from synth.overlap import a_pieces, piece_tile, pieces_ok, tile_pieces
 from synth.stream_switch import stream_a_block, stream_fetch, stream_mapping, stream_names
+from synth.tile_loops import tile_loops
 from synth.tiling import geometry
+from synth.time_blocks import time_block_loads, time_block_tile
 
-__all__ = ["chain", "contraction_chain", "gemm_names", "gemm_roles", "gemm_source", "header",
-           "hbm_axes", "kept", "loop_header", "tile_loops", "tile_terms", "time_block_loads", "time_block_tile"]
+__all__ = ["chain", "contraction_chain", "gemm_names", "gemm_roles", "gemm_source", "header", "hbm_axes", "kept",
+           "tile_terms"]
 
 
 def kept(spec: Any) -> tuple[str, ...]:
@@ -199,7 +202,7 @@ def _gemm_blocks(v: dict[str, Any]) -> list[str]:
     """The row-block loads and the TRF load."""
     an, wn, M, N, T, K, Kl, din = v["an"], v["wn"], v["M"], v["N"], v["T"], v["K"], v["Kl"], v["din"]
     r, c, g, flit, tb = v["r"], v["c"], v["g"], v["flit"], v["geo"].tb
-    if tb > 1:  # k in time blocks (synth/tiling.py): each block a list of its k chunks
+    if tb > 1:  # k in time blocks (synth/time_blocks.py): each block a list of its k chunks
         chunk = [(v["spec"].contracted, tb, v["size"][v["spec"].contracted] // tb, "t")]
         return time_block_loads(v, chain(v["aidx"], v["batch"] + v["i_step"] + chunk),
                                 chain(v["widx"], v["batch"] + v["j_step"] + chunk))
@@ -247,7 +250,7 @@ def _gemm_tile(v: dict[str, Any]) -> list[str]:
         dst.append(piece_tile(tile_terms(ridx, steps, write=True), ridx.index(v["mi"]), v["M"], v["r"],
                               v["pieces_n"], write=True))
     if geo.tb > 1:
-        return time_block_tile(v, dst)
+        return time_block_tile(v, dst, contraction_chain(v, " " * 20))
     load, take = epilogue.bias_lines(v["spec"], "        ", chain((v["ni"],), v["j_step"]), v["c"], v["N"],
                                      split=v["pieces_n"] > 1)
     pad = " " * (20 if v["pieces_n"] > 1 else 18)
@@ -278,29 +281,6 @@ def _gemm_tile(v: dict[str, Any]) -> list[str]:
     return lines + ["        result = (ctx.main.begin(streamed.view())", *work[:-1], work[-1] + ")", *store, ""]
 
 
-def time_block_loads(v: dict[str, Any], a_rows: str, w_rows: str) -> list[str]:
-    """The row-block loads of a candidate with `k` in time blocks (`w` in the TRF): a block of
-    `a` is the list of its `k` chunks in DM, a block of `w` the list of its chunks' HBM views,
-    each moved into DM and the TRF by `tile` just before its contraction."""
-    tb, M, Kl, din = v["geo"].tb, v["M"], v["Kl"], v["din"]
-    return [f"    def a_block(i):",
-            f"        # row block i of {v['an']} ({v['tm']} rows), each slice's {v['r']} rows into its DM, as {tb} "
-            f"chunks of {v['K']}",
-            f'        return [{v["an"]}.view(){a_rows}',
-            f'                .to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{M} % {v["r"]}, {Kl}")])',
-            f"                for t in range({tb})]",
-            "",
-            f"    def w_block(j):",
-            f"        # row block j of {v['wn']} ({v['tn']} rows) as {tb} chunks of {v['K']}, left in HBM: tile() "
-            "moves each into",
-            "        # DM and the TRF just before its contraction (the whole block would not fit a slice)",
-            f'        return [{v["wn"]}.view(){w_rows} for t in range({tb})]',
-            "",
-            "    def stationary(chunks):",
-            "        return chunks",
-            ""]
-
-
 def contraction_chain(v: dict[str, Any], pad: str) -> list[str]:
     """A tile's contraction steps, from the fetch of the streamed operand to the lane
     drain, each line indented by `pad` (the plain tile's and a time block's)."""
@@ -312,101 +292,3 @@ def contraction_chain(v: dict[str, Any], pad: str) -> list[str]:
             f'{pad}.contract_packet(m("1"))',
             f'{pad}.contract_time(m("{S} % {rs}, {T} / 8 % {g}"))',
             f'{pad}.contract_lane(m("{S} % {rs}, {T} / 8 % {g}"), m("{T} % 8"), LaneMode.INTERLEAVED)']
-
-
-def time_block_tile(v: dict[str, Any], dst: list[str]) -> list[str]:
-    """One tile of a candidate with `k` in time blocks: per block its TRF load and contraction;
-    the partial sums wait in the VRF, each block adds the earlier blocks' sums on the Vector
-    Engine, the last one commits."""
-    S, T, K, Kl, rs, rt, g, flit, packet = (v[x] for x in ("S", "T", "K", "Kl", "rs", "rt", "g", "flit", "packet"))
-    tb, dout = v["geo"].tb, v["dout"]
-    add = "vector_fxp(FxpBinaryOp.ADD_FXP, acc)" if dout == "i32" else "vector_clip(ClipBinaryOpF32.ADD, acc)"
-    lines = ["    def tile(streamed, held, i, j):",
-             f"        # k in {tb} time blocks of {Kl}: each block's sums wait in the VRF for the next to add them",
-             f"        # packet={packet}: each contraction step multiplies {packet} elements of {K} "
-             f"({packet * (1 if v['din'] == 'i8' else 2)} bytes, OUTER-3); the time loop sums the rest",
-             "        acc = None",
-             f"        for t in range({tb}):",
-             f'            held_dm = held[t].to_dm(ctx.tdma, DmTensor[{v["din"]}, Chip, Cluster, Slice, '
-             f'm("{T} % {rt}, {Kl}")])',
-             "            trf = (ctx.sub.begin(held_dm.view())",
-             f'                   .fetch(m("{T} % 8, {T} / 8 % {g}"), m("{Kl}"))',
-             f'                   .collect(m("{T} % 8, {T} / 8 % {g}, {Kl} / {flit}"), m("{K} % {flit}"))',
-             f'                   .to_trf(m("{T} % 8"), m("{T} / 8 % {g}, {Kl}")))',
-             "            part = (ctx.main.begin(streamed[t].view())",
-             *contraction_chain(v, " " * 20),
-             "                    .vector_init()",
-             "                    .vector_intra_slice_tag(TagMode.ZERO))",
-             "            if acc is not None:",
-             f"                part = part.{add}  # + the earlier blocks' sums",
-             "            part = part.vector_final()",
-             f"            if t < {tb - 1}:",
-             f'                acc = part.to_vrf(m("{S} % {rs}, {T} / 8 % {g}, {T} % 8"))',
-             "        result = part"]
-    if dout == "bf16":
-        lines.append(f'        result = result.cast(bf16, m("{T} % 8 # 16"))  # f32 sums rounded to bf16 once, at the '
-                     'end')
-    return lines + [f'        result = result.commit_trim(m("{T} % 8")).commit(m("{S} % {rs}, {T} % {rt}"))',
-                    f"        dst = ({v['spec'].result[0]}.view_mut()",
-                    *[f"               {call})" if k == len(dst) - 1 else f"               {call}"
-                      for k, call in enumerate(dst)],
-                    "        result.view().to_hbm_view(ctx.tdma, dst)",
-                    ""]
-
-
-def loop_header(var: str, n: int, rolled: bool) -> str:
-    """A tile loop's `for` line: a rolled `ctx.loop` (traced once, docs/loops.md) or a Python
-    `for` (unrolled, every tile traced on its own)."""
-    return f"for {var} in {'ctx.loop' if rolled else 'range'}({n}):"
-
-
-def tile_loops(v: dict[str, Any]) -> list[str]:
-    """The tile loop: its order and which loaded blocks it keeps (`reuse`).
-
-    Both tile loops are rolled (`ctx.loop`, a loop of one tile excepted): the result's tile
-    takes its two runtime starts from them (docs/loops.md), so a candidate is traced, checked
-    and written once whatever the result's size (the batch loop stays a Python `for`: its
-    tile of the result would be a third start). `reuse="all"` keeps both loops Python
-    `for`s: its blocks are Python lists indexed by the tile numbers, which a loop index (not
-    a Python int) cannot index."""
-    mt, nt, order, reuse, s_dm, t_dm = v["mt"], v["nt"], v["order"], v["reuse"], v["s_dm"], v["t_dm"]
-    if mt * nt == 1 and v["pieces_n"] > 1:
-        return one_tile_pieces(v)
-    if mt * nt == 1:
-        first, then = ("w", "a") if t_dm == "w_dm" else ("a", "w")
-        return ["    # one tile: load both operands once (the stationary one first: its TRF load runs while the other",
-                "    # moves) and contract",
-                f"    {first}_dm = {first}_block(0)",
-                f"    {then}_dm = {then}_block(0)",
-                f"    tile({s_dm}, stationary({t_dm}), 0, 0)"]
-    outer_n, inner_n = (mt, nt) if order == "ij" else (nt, mt)
-    o_name, i_name = ("i", "j") if order == "ij" else ("j", "i")
-    body = [f"    # order={order!r}: the outer loop walks {'row' if order == 'ij' else 'column'} blocks; "
-            f"reuse={reuse!r}: " + {"all": "every block is loaded once, before the loops",
-                                    "outer": "the outer loop's block is loaded once per outer step",
-                                    "none": "both blocks are loaded for every tile"}[reuse]]
-    if reuse == "all":
-        w = v["stationary_w"]
-        return body + [f"    a_all = [a_block(i) for i in range({mt})]",
-                       f"    w_all = [w_block(j) for j in range({nt})]",
-                       f"    trf_all = [stationary(blk) for blk in {'w_all' if w else 'a_all'}]",
-                       f"    {loop_header(o_name, outer_n, False)}",
-                       f"        {loop_header(i_name, inner_n, False)}",
-                       f"            tile({'a_all[i]' if w else 'w_all[j]'}, trf_all[{'j' if w else 'i'}], i, j)"]
-    body.append("    # both loops are rolled (traced once): the result's tile takes its two runtime starts from them")
-    o_load, o_var = ("a_block(i)", "a_dm") if order == "ij" else ("w_block(j)", "w_dm")
-    i_load, i_var = ("w_block(j)", "w_dm") if order == "ij" else ("a_block(i)", "a_dm")
-    o_is_trf = o_var == t_dm
-    body += [f"    {loop_header(o_name, outer_n, outer_n > 1)}"]
-    if reuse == "outer":
-        body.append(f"        {o_var} = {o_load}")
-        if o_is_trf:
-            body.append(f"        trf = stationary({o_var})")
-    body.append(f"        {loop_header(i_name, inner_n, inner_n > 1)}")
-    if reuse == "none":
-        body.append(f"            {o_var} = {o_load}")
-    body.append(f"            {i_var} = {i_load}")
-    if reuse == "none" or not o_is_trf:
-        body.append(f"            trf = stationary({t_dm})")
-    body.append(f"            tile({s_dm}, trf, i, j)")
-    return body

@@ -37,7 +37,8 @@ import attrs
 from ir.dtypes import DType
 from ir.words import a_an
 from synth import epilogue, target
-from synth.gemm_text import chain, hbm_axes, header, loop_header
+from synth.gemm_text import chain, hbm_axes, header
+from synth.tile_loops import loop_header
 from synth.tiling import ALIGN_BYTES
 from tu_ops.target import rngd
 

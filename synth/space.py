@@ -24,7 +24,7 @@ tile of slices' blocks of results; larger outputs loop over tiles):
 A batched GEMM `out[B, M, N] = a[B, M, K] . w[B, N, K]` runs the GEMM's loops once per batch
 step (one element, or a group side by side), picking its blocks through tiles of the batch axis.
 `space_of` keeps one point per canonical kernel source (`canonical`) and leaves out the points
-the budgets refuse (tiling.offered).
+the budgets refuse (offer.offered).
 A GEMV `out[M] = a[M, K] . x[K]` has its own layouts (synth/gemv.py): a row per
 slice with x in every TRF, or R rows per slice in the TRF with x streamed, `k` whole or
 split over neighbouring slices and added by the inter-slice reducer. A candidate the rules refuse is the compiler's business: it fails to trace or
@@ -45,11 +45,11 @@ import numpy as np
 from ir.dtypes import DType
 from synth import epilogue, gemv, target
 from synth.gemm_text import gemm_roles, gemm_source, kept
+from synth.offer import offered, runs_in_full, split_levers
 from synth.onchip import switch_ok, switch_piece
 from synth.overlap import PIECES
 from synth.stream_switch import with_stream_switch
-from synth.tiling import (blocks, needs_split, offered, pad_ok, result_placements, runs_in_full, split_levers,
-                          split_placements)
+from synth.tiling import blocks, needs_split, pad_ok, result_placements, split_placements
 from npu_opt.tune import Space
 
 __all__ = ["MODULE_NAMES", "build", "canonical", "points", "source", "space_of"]
@@ -102,7 +102,7 @@ def points(spec: Any) -> dict[str, list[Any]]:
 
 def _with_pieces(spec: Any, levers: dict[str, list[Any]]) -> dict[str, list[Any]]:
     """`levers` with `pieces` (synth/overlap.py) when some placement the budgets offer
-    (tiling.offered, `w` stationary) may stream its row blocks in pieces: a space none of
+    (offer.offered, `w` stationary) may stream its row blocks in pieces: a space none of
     whose points fits is searched whole for the rules' refusals, and pieces would only
     repeat them."""
     wn = levers["trf"][0]
@@ -112,7 +112,7 @@ def _with_pieces(spec: Any, levers: dict[str, list[Any]]) -> dict[str, list[Any]
 
 
 def _with_switch(placements: list[Any], m: int, k: int, elem: int) -> list[Any]:
-    """`placements` with each one's `w by switch` twin (tiling.switch_ok): its slices along m
+    """`placements` with each one's `w by switch` twin (onchip.switch_ok): its slices along m
     share one copy of w's block. A twin that cuts the block by whole rows replaces its
     placement: in the model it moves fewer bytes in packets as long and its TRF load costs
     the same (the switch's `ring_size x Time x flits` is the block's flits), so the copies

@@ -1,7 +1,8 @@
 """The tiling levers of `npu-opt synth` (docs/synth.md "Contractions larger than the chip"):
 where a GEMM's tile sits on the chip, how its `k` splits across slices, and how its
 operands and result move between HBM and DM. synth/space.py writes the kernels;
-this module decides their geometry from the target's constants.
+this module decides their geometry from the target's constants (synth/offer.py which of
+its points the space keeps, and at what size they are checked).
 
 A GEMM tile is one pass of the contraction: every slice of a cluster computes an `R x C`
 block of results (R * C <= the accumulator's cells), `SM x SN` slices along `m` and `n`
@@ -17,7 +18,7 @@ A tile may also span both clusters (CLUSTER_SIZES), doubling its rows.
 The placement string names all of it: "SMxSN of RxC" (one cluster, `k` whole), plus
 ", k over SK slices" and ", 2 clusters" when they apply.
 
-Operands and the result are tiled through DM by the tile loops of gemm_text.py: each tile
+Operands and the result are tiled through DM by the tile loops of synth/tile_loops.py: each tile
 loads its row blocks (`k / SK` of them per slice) and stores its result through a tile of
 the output's write view; the `reuse` lever keeps loaded blocks across tiles.
 """
@@ -30,21 +31,15 @@ from typing import Any
 import attrs
 
 from ir.dtypes import DType
-from synth.overlap import pieces_ok
 from tu_ops.target import Constants, rngd
 
-__all__ = ["ALIGN_BYTES", "CHECK_MACS", "UNROLLED_TILES", "Geometry", "blocks", "geometry", "needs_split", "offered", "pad_ok",
-           "proxy_sizes", "result_placements", "runs_in_full", "slice_counts", "split_levers", "split_placements"]
+__all__ = ["ALIGN_BYTES", "Geometry", "blocks", "geometry", "needs_split", "pad_ok", "result_placements",
+           "slice_counts", "split_placements"]
 
 # The HBM's aligned access, in bytes (tu_ops/targets/rngd.schedule.toml [hbm] align_bytes; a test
 # pins the two equal): a row of results narrower, or not a multiple of it, ends in a partial write.
 ALIGN_BYTES = 256
 BLOCKS = ((32, 32), (8, 128))  # a slice's rows x columns of the result
-# A space whose contraction multiplies more than this many products is too slow to run on
-# the cpu backend and in the interpreter: its candidates are checked at a proxy size.
-CHECK_MACS = 1 << 30
-# The most tiles a candidate whose tile loops cannot roll (`reuse="all"`) is offered with.
-UNROLLED_TILES = 16
 
 _PLACEMENT = re.compile(r"(\d+)x(\d+) of (\d+)x(\d+)(?:, k over (\d+) slices)?(?:, k in (\d+) time blocks)?"
                         r"(?:, (2) clusters)?(?:, (\d+) batch elements side by side)?(?:, on 1/(\d+) of the slices)?"
@@ -319,100 +314,3 @@ def split_placements(spec: Any, m: int, n: int, grids: int = 1) -> list[str]:
             for sm, sn in _grids(slices, r, c, m, n, clusters, grids):
                 out.append(Geometry(r, c, sm, sn, 1, clusters, sk).label())
     return out
-
-
-def offered(spec: Any, point: dict[str, Any]) -> bool:
-    """Whether the space offers `point`: a `w by switch` or `a by switch` placement keeps `w`
-    in the TRF, and so does one streaming `a` in `pieces` (where _pieces_offered allows them,
-    never with `a by switch`, whose `a` moves by its own rule); its blocks fit a slice (the stationary operand's rows,
-    `trf`, with their `k` in the TRF, TRF_BYTES, else rule TRF-2; with `reuse="all"` every row
-    block of both operands and a block of results at once in the DM, DM_SLICE_BYTES, else
-    MEM-3 or MEM-4), and a `reuse="all"` kernel, whose tile loops stay unrolled, has at most
-    UNROLLED_TILES tiles (so no candidate's trace grows with the result)."""
-    if spec.form == "gemv":
-        return True
-    g = geometry(point["placement"])
-    mi, ni = (i for i in spec.result[1] if i != spec.batch)
-    size, elem = spec.padded, 1 if spec.dtype_in == "i8" else 2
-    kl = size[spec.contracted] // (g.sk * g.tb)
-    w_rows = point.get("trf") not in {name for name, idx in spec.operands if mi in idx}
-    if (g.switch or g.a_switch) and not w_rows:  # the switches are written for `w` stationary, `a` streamed
-        return False
-    if point.get("pieces", 1) > 1 and not (w_rows and not g.a_switch and _pieces_offered(spec, g, point["pieces"])):
-        return False  # pieces of the streamed a (synth/overlap.py), with w stationary; a by switch moves a itself
-    if (g.c if w_rows else g.r) * kl * elem > _constants().TRF_BYTES:
-        return False
-    if point.get("reuse") != "all":
-        return True
-    mt, nt = max(1, size[mi] // g.tm), max(1, size[ni] // g.tn)
-    if mt * nt > UNROLLED_TILES:
-        return False
-    # k in time blocks keeps every chunk of a's blocks in DM and w's blocks in HBM
-    held = (mt * g.r * kl * g.tb if g.tb > 1 else (mt * g.r + nt * g.c) * kl) * elem
-    return held + g.r * g.c * 4 <= _constants().DM_SLICE_BYTES
-
-
-def _pieces_offered(spec: Any, g: Geometry, pieces: int) -> bool:
-    """Whether geometry `g` of `spec` may stream its row blocks of `a` in `pieces` pieces
-    (synth/overlap.py pieces_ok, with `w` stationary)."""
-    mi = next(i for i in spec.result[1] if i != spec.batch)
-    a = next(name for name, idx in spec.operands if mi in idx)
-    return pieces_ok(g, pieces, True, spec.padded[mi] % g.tm != 0, a in spec.device_transposed)
-
-
-def proxy_sizes(spec: Any, point: dict[str, Any]) -> dict[str, int]:
-    """Sizes at which the candidate `point` still tiles (two tiles along m and n where the full
-    size has them, plus any rows the full size has past its last whole tile) and splits `k`
-    the same way, small enough to run on the cpu backend and in the interpreter: `k` becomes
-    one 64-element chunk per slice and time block (a GEMV keeps two passes of 256 rows)."""
-    size, sizes = spec.padded, dict(spec.sizes)
-    if spec.form == "gemv":  # R rows per slice need two blocks of R rows, k over SK slices a 64-element chunk each
-        mi = spec.result[1][0]
-        found = re.match(r"(\d+) rows per slice(?:, k over (\d+) slices)?", str(point.get("layout", "")))
-        r, sk = (int(found.group(1)), int(found.group(2) or 1)) if found else (1, 1)
-        sizes[mi] = min(size[mi], max(512, 2 * r) + size[mi] % 256)
-        sizes[spec.contracted] = min(size[spec.contracted], max(256, 64 * sk))
-        return sizes
-    g = geometry(point["placement"])
-    mi, ni = (i for i in spec.result[1] if i != spec.batch)
-    sizes[mi] = min(size[mi], 2 * g.tm + size[mi] % g.tm)
-    sizes[ni] = min(size[ni], 2 * g.tn + size[ni] % g.tn)
-    # an `a by switch` block is cut into `sn` pieces of `k` of whole 32-byte flits (synth/stream_switch.py),
-    # w's (with it) into at most `sm`
-    shared = max(g.sn, g.sm * g.switch) if g.a_switch else 1
-    kmin = max(64 * g.sk * g.tb, shared * 32 // (1 if spec.dtype_in == "i8" else 2))
-    sizes[spec.contracted] = min(size[spec.contracted], kmin)
-    if spec.batch is not None:  # two steps of the batch (of `sb` elements each when it spans slices)
-        sizes[spec.batch] = min(sizes[spec.batch], 2 * g.sb)
-    if spec.merged:  # the merged rows as the user's indices: one of each leading part, the rows in the last
-        rows = sizes.pop(mi)
-        sizes.update({i: 1 for i in spec.merged[:-1]}, **{spec.merged[-1]: rows})
-    return sizes
-
-
-def split_levers(spec: Any, m: int, n: int, packets: list[int], wn: str,
-                 whole: list[str] | None = None) -> dict[str, list[Any]]:
-    """The levers of a GEMM whose `k` must split: the placements of the blocks that hold `k`
-    whole (`whole`: they compete), then the split placements, with `w` (named `wn`) in the TRF,
-    the packet, and for more than one tile the loop order and the reuse of loaded blocks.
-    `reuse="none"` (both blocks loaded for every tile) moves more bytes than "outer" and no
-    fewer steps, so it is not generated; nor is `trf="a"`, whose committed N x M blocks
-    store to HBM transposed (docs/synth.md)."""
-    whole = whole or []
-    placements = whole + [p for p in split_placements(spec, m, n) if p not in whole]
-    levers: dict[str, list[Any]] = {"placement": placements, "trf": [wn], "packet": packets}
-    tiles = max((m // geometry(p).tm) * (n // geometry(p).tn) for p in placements) if placements else 1
-    if tiles > 1:
-        levers |= {"order": ["ij", "ji"], "reuse": ["outer", "all"]}
-    return levers
-
-
-def runs_in_full(spec: Any) -> bool:
-    """Can the candidates of `spec` run on the cpu backend and in the interpreter at full
-    size (at most CHECK_MACS products)?"""
-    products = 1
-    for n in spec.padded.values():
-        products *= n
-    return products <= CHECK_MACS
-
-

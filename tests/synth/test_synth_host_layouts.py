@@ -17,9 +17,9 @@ import pytest
 from backends import get_backend
 from driver.cli import main
 from driver.discover import load_file
+from synth.offer import proxy_sizes, runs_in_full
 from synth.space import points, source
 from synth.spec import Contraction, contraction
-from synth.tiling import proxy_sizes, runs_in_full
 
 SHARED = "out[b,m,n] = a[b,m,k] * w[n,k]"
 NUMPY = "out[m,n] = a[m,k] * b[k,n]"

@@ -13,9 +13,9 @@ import pytest
 from backends import get_backend
 from backends.npu import compile_kernel
 from synth import contraction
+from synth.offer import offered
 from synth.overlap import piece_tile
 from synth.space import build, points, source
-from synth.tiling import offered
 from tu_ops.target import get_target
 from visa.schedule import builtin_rates, schedule_artifact
 

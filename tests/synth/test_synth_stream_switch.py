@@ -15,9 +15,10 @@ import pytest
 
 import npu_opt
 from synth import contraction
+from synth.offer import proxy_sizes
 from synth.space import build, points, source
 from synth.stream_switch import stream_ok, stream_piece
-from synth.tiling import geometry, proxy_sizes
+from synth.tiling import geometry
 from tests.synth.test_synth_switch import GEMM, _bytes, _equals_numpy, _operands, _want
 from tu_ops.target import get_target
 from backends.npu import compile_kernel

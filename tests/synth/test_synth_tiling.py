@@ -15,10 +15,11 @@ from backends import get_backend
 from backends.npu import compile_kernel
 from driver.cli import main
 from driver.discover import load_file
-from synth import space as synth_space, tiling as synth_tiling
+from synth import offer as synth_offer, space as synth_space
 from synth import contraction
+from synth.offer import proxy_sizes
 from synth.space import build, source
-from synth.tiling import geometry, proxy_sizes
+from synth.tiling import geometry
 from tests.synth.test_synth import BF16, _operands
 from tu_ops.target import get_target
 from visa.schedule import builtin_rates, schedule_artifact
@@ -86,7 +87,7 @@ def test_a_space_too_large_to_run_is_checked_at_a_proxy_size(tmp_path: Path, cap
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     # The budget of products a full-size check may run, made small: this space then checks its
     # best candidate at the proxy sizes (two tiles each way where it has them, 64 k a slice).
-    monkeypatch.setattr(synth_tiling, "CHECK_MACS", 1 << 20)
+    monkeypatch.setattr(synth_offer, "CHECK_MACS", 1 << 20)
     out = tmp_path / "out"
     assert main(["synth", GEMM, "--sizes", "m=512,n=512,k=4096", "-o", str(out), "--top", "1"]) == 0, \
         capsys.readouterr().err
@@ -100,7 +101,7 @@ def test_a_space_too_large_to_run_is_checked_at_a_proxy_size(tmp_path: Path, cap
 def test_a_proxy_check_that_fails_takes_no_winner(tmp_path: Path, capsys: pytest.CaptureFixture,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """The proxy check can fail: with an oracle that disagrees, no candidate wins (exit 1)."""
-    monkeypatch.setattr(synth_tiling, "CHECK_MACS", 1 << 20)
+    monkeypatch.setattr(synth_offer, "CHECK_MACS", 1 << 20)
     real = synth_space._oracle
     monkeypatch.setattr(synth_space, "_oracle", lambda spec: (lambda *arrays: real(spec)(*arrays) + 1))
     assert main(["synth", GEMM, "--sizes", "m=512,n=512,k=4096", "-o", str(tmp_path / "out"), "--top", "1"]) == 1

@@ -1,0 +1,80 @@
+"""The kernel text of a GEMM candidate whose `k` runs in time blocks (a placement ending
+"k in TB time blocks", synth/tiling.py `split_placements`): `k` is cut into `TB` chunks, the
+smallest that fits a slice's TRF and DM, and one slice contracts them one after another,
+where a `k over SK slices` placement would spread them over slices. Each row block of `a` is
+the list of its chunks in DM; `w`'s chunks stay in HBM until the tile moves each into DM and
+the TRF just before its contraction. A chunk's partial sums wait in the VRF for the next
+chunk to add them on the Vector Engine; the last chunk commits the tile.
+`v` is the dictionary of names and numbers of synth/gemm_text.py's `gemm_names`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["time_block_loads", "time_block_tile"]
+
+
+def time_block_loads(v: dict[str, Any], a_rows: str, w_rows: str) -> list[str]:
+    """The row-block loads of a candidate with `k` in time blocks (`w` in the TRF): a block of
+    `a` is the list of its `k` chunks in DM, a block of `w` the list of its chunks' HBM views,
+    each moved into DM and the TRF by `tile` just before its contraction."""
+    tb, M, Kl, din = v["geo"].tb, v["M"], v["Kl"], v["din"]
+    return [f"    def a_block(i):",
+            f"        # row block i of {v['an']} ({v['tm']} rows), each slice's {v['r']} rows into its DM, as {tb} "
+            f"chunks of {v['K']}",
+            f'        return [{v["an"]}.view(){a_rows}',
+            f'                .to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{M} % {v["r"]}, {Kl}")])',
+            f"                for t in range({tb})]",
+            "",
+            f"    def w_block(j):",
+            f"        # row block j of {v['wn']} ({v['tn']} rows) as {tb} chunks of {v['K']}, left in HBM: tile() "
+            "moves each into",
+            "        # DM and the TRF just before its contraction (the whole block would not fit a slice)",
+            f'        return [{v["wn"]}.view(){w_rows} for t in range({tb})]',
+            "",
+            "    def stationary(chunks):",
+            "        return chunks",
+            ""]
+
+
+def time_block_tile(v: dict[str, Any], dst: list[str], work: list[str]) -> list[str]:
+    """One tile of a candidate with `k` in time blocks: per block its TRF load and contraction;
+    the partial sums wait in the VRF, each block adds the earlier blocks' sums on the Vector
+    Engine, the last one commits. `work` is a block's contraction steps (gemm_text.py's
+    `contraction_chain`, indented for the loop over the blocks) and `dst` the tile of the
+    result's write view."""
+    S, T, K, Kl, rs, rt, g, flit, packet = (v[x] for x in ("S", "T", "K", "Kl", "rs", "rt", "g", "flit", "packet"))
+    tb, dout = v["geo"].tb, v["dout"]
+    add = "vector_fxp(FxpBinaryOp.ADD_FXP, acc)" if dout == "i32" else "vector_clip(ClipBinaryOpF32.ADD, acc)"
+    lines = ["    def tile(streamed, held, i, j):",
+             f"        # k in {tb} time blocks of {Kl}: each block's sums wait in the VRF for the next to add them",
+             f"        # packet={packet}: each contraction step multiplies {packet} elements of {K} "
+             f"({packet * (1 if v['din'] == 'i8' else 2)} bytes, OUTER-3); the time loop sums the rest",
+             "        acc = None",
+             f"        for t in range({tb}):",
+             f'            held_dm = held[t].to_dm(ctx.tdma, DmTensor[{v["din"]}, Chip, Cluster, Slice, '
+             f'm("{T} % {rt}, {Kl}")])',
+             "            trf = (ctx.sub.begin(held_dm.view())",
+             f'                   .fetch(m("{T} % 8, {T} / 8 % {g}"), m("{Kl}"))',
+             f'                   .collect(m("{T} % 8, {T} / 8 % {g}, {Kl} / {flit}"), m("{K} % {flit}"))',
+             f'                   .to_trf(m("{T} % 8"), m("{T} / 8 % {g}, {Kl}")))',
+             "            part = (ctx.main.begin(streamed[t].view())",
+             *work,
+             "                    .vector_init()",
+             "                    .vector_intra_slice_tag(TagMode.ZERO))",
+             "            if acc is not None:",
+             f"                part = part.{add}  # + the earlier blocks' sums",
+             "            part = part.vector_final()",
+             f"            if t < {tb - 1}:",
+             f'                acc = part.to_vrf(m("{S} % {rs}, {T} / 8 % {g}, {T} % 8"))',
+             "        result = part"]
+    if dout == "bf16":
+        lines.append(f'        result = result.cast(bf16, m("{T} % 8 # 16"))  # f32 sums rounded to bf16 once, at the '
+                     'end')
+    return lines + [f'        result = result.commit_trim(m("{T} % 8")).commit(m("{S} % {rs}, {T} % {rt}"))',
+                    f"        dst = ({v['spec'].result[0]}.view_mut()",
+                    *[f"               {call})" if k == len(dst) - 1 else f"               {call}"
+                      for k, call in enumerate(dst)],
+                    "        result.view().to_hbm_view(ctx.tdma, dst)",
+                    ""]
