@@ -47,8 +47,8 @@ def offered(spec: Any, point: dict[str, Any]) -> bool:
     w_rows = point.get("trf") not in {name for name, idx in spec.operands if mi in idx}
     if (g.switch or g.a_switch) and not w_rows:  # the switches are written for `w` stationary, `a` streamed
         return False
-    if point.get("pieces", 1) > 1 and not (w_rows and not g.a_switch and _pieces_offered(spec, g, point["pieces"])):
-        return False  # pieces of the streamed a (synth/overlap.py), with w stationary; a by switch moves a itself
+    if point.get("pieces", 1) > 1 and not (w_rows and _pieces_offered(spec, g, point["pieces"])):
+        return False  # pieces of the streamed a (synth/overlap.py), with w stationary
     if (g.c if w_rows else g.r) * kl * elem > rngd().constants.TRF_BYTES:
         return False
     if point.get("reuse") != "all":

@@ -38,12 +38,13 @@ def pieces_ok(g: Any, pieces: int, stationary_w: bool, padded_m: bool, a_transpo
     """Whether geometry `g` may stream its row blocks in `pieces` pieces: `w` stationary (the
     pieces cut `a`'s rows), `k` not in time blocks (their tile loads `w` per block), at least
     two of a slice's rows per piece, `a` not transposed on the device (its load is a
-    program of its own) and the result not padded along `m` inside the kernel (a piece tile
-    cuts `m`'s tile of the views)."""
+    program of its own), not moved `a by switch` (synth/stream_switch.py moves `a` by its own
+    rule) and the result not padded along `m` inside the kernel (a piece tile cuts `m`'s
+    tile of the views)."""
     if pieces == 1:
         return True
     return (stationary_w and g.tb == 1 and g.r % pieces == 0 and g.r // pieces >= 2 and not padded_m
-            and not a_transposed)
+            and not a_transposed and not g.a_switch)
 
 
 def piece_tile(terms: list[str], at: int, X: str, r: int, pieces: int, write: bool = False) -> str:
