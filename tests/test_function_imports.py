@@ -20,6 +20,7 @@ In npu_opt no function-level import breaks a cycle: the DSL reads downward (issu
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -154,13 +155,17 @@ def _is_loader(node: ast.AST, module: str) -> bool:
         or (module, node.name) in LOADING or module in LOADING_MODULES)
 
 
-def _scan() -> tuple[dict[str, set[str]], list[tuple[str, str, int]]]:
-    """Top-level imports of every module of the tree, and its function-level imports as
-    (importer, imported, line); a lazy name's loader's are neither (LOADERS)."""
+@functools.cache
+def _scan() -> tuple[dict[str, set[str]], list[tuple[str, str, int]], list[tuple[str, str]]]:
+    """Top-level imports of every module of the tree, its function-level imports as
+    (importer, imported, line), and its lazy names' loaders as (module, function), whose
+    imports are neither. Read once per process, by the first test that asks (not at
+    collection, which every xdist worker pays)."""
     paths = {_module_name(p): p for pkg in ALL_PACKAGES for p in sorted((ROOT / pkg).rglob("*.py"))}
     known = set(paths)
     top: dict[str, set[str]] = {}
     inner: list[tuple[str, str, int]] = []
+    loaders: list[tuple[str, str]] = []
     for name, path in paths.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         top[name] = set()
@@ -170,7 +175,7 @@ def _scan() -> tuple[dict[str, set[str]], list[tuple[str, str, int]]]:
                 if _is_type_checking(child):
                     continue
                 if _is_loader(child, name):
-                    LOADERS.append((name, child.name))
+                    loaders.append((name, child.name))
                     continue
                 if isinstance(child, (ast.Import, ast.ImportFrom)):
                     for target in _targets(child, known):
@@ -181,12 +186,24 @@ def _scan() -> tuple[dict[str, set[str]], list[tuple[str, str, int]]]:
                 visit(child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
 
         visit(tree, False)
-    return top, inner
+    return top, inner, loaders
 
 
-LOADERS: list[tuple[str, str]] = []  # (module, loader function)
-TOP, ALL_INNER = _scan()
-INNER = [i for i in ALL_INNER if i[0].split(".")[0] in CHECKED and i[0] not in LATER]
+def _top() -> dict[str, set[str]]:
+    return _scan()[0]
+
+
+def _all_inner() -> list[tuple[str, str, int]]:
+    return _scan()[1]
+
+
+def _inner() -> list[tuple[str, str, int]]:
+    """The function-level imports that are checked: CHECKED's packages, less LATER's modules."""
+    return [i for i in _all_inner() if i[0].split(".")[0] in CHECKED and i[0] not in LATER]
+
+
+def _loaders() -> list[tuple[str, str]]:
+    return _scan()[2]
 
 
 def _loads(module: str) -> set[str]:
@@ -201,7 +218,7 @@ def _loads(module: str) -> set[str]:
             prefix = ".".join(parts[:k])
             if prefix not in seen:
                 seen.add(prefix)
-                todo.extend(TOP.get(prefix, ()))
+                todo.extend(_top().get(prefix, ()))
     return seen
 
 
@@ -210,24 +227,24 @@ def _cycle(importer: str, imported: str) -> bool:
 
 
 def test_every_function_level_import_breaks_a_cycle_or_is_a_listed_start_up_one():
-    bad = sorted(f"{importer}:{line} imports {imported}" for importer, imported, line in INNER
+    bad = sorted(f"{importer}:{line} imports {imported}" for importer, imported, line in _inner()
                  if not _cycle(importer, imported) and (importer, imported) not in START_UP)
     assert bad == []
 
 
 def test_every_start_up_entry_is_still_needed():
     """An entry whose import went to the top, or that a cycle already explains, is removed."""
-    taken = {(importer, imported) for importer, imported, _ in INNER}
+    taken = {(importer, imported) for importer, imported, _ in _inner()}
     assert sorted(set(START_UP) - taken) == []
     assert sorted(entry for entry in START_UP if _cycle(*entry)) == []
 
 
 def test_every_later_module_still_has_function_level_imports():
-    assert sorted(set(LATER) - {importer for importer, _, _ in ALL_INNER}) == []
+    assert sorted(set(LATER) - {importer for importer, _, _ in _all_inner()}) == []
 
 
 def test_the_scan_sees_function_level_imports():
-    assert ("driver.cli", "driver.compile_command") in {(a, b) for a, b, _ in INNER}
+    assert ("driver.cli", "driver.compile_command") in {(a, b) for a, b, _ in _inner()}
     assert _cycle("ir.mapping.nodes", "ir.mapping.cells")  # cells import nodes, nodes call cells
     assert not _cycle("npu_opt.tensors", "npu_opt.dma")  # the tensors are assembled above their operations
     assert not _cycle("driver.cli", "driver.compile_command")
@@ -235,9 +252,9 @@ def test_the_scan_sees_function_level_imports():
 
 def _dsl_graph() -> dict[str, set[str]]:
     """npu_opt's modules and their imports of one another, function-level ones included."""
-    graph = {m: {t for t in targets if t.startswith("npu_opt.")} for m, targets in TOP.items()
+    graph = {m: {t for t in targets if t.startswith("npu_opt.")} for m, targets in _top().items()
              if m.startswith("npu_opt.")}
-    for importer, imported, _ in ALL_INNER:
+    for importer, imported, _ in _all_inner():
         if importer in graph and imported.startswith("npu_opt."):
             graph[importer].add(imported)
     return graph
@@ -251,7 +268,7 @@ def test_the_dsl_imports_no_module_that_imports_it_back():
     module back, and the DSL's modules form no cycle. (`npu_opt.testing`, loaded by the package
     on first use, is the package's own subpackage: it loads the package, as every submodule
     does, and imports nothing of it.)"""
-    bad = sorted(f"{importer}:{line} imports {imported}" for importer, imported, line in INNER
+    bad = sorted(f"{importer}:{line} imports {imported}" for importer, imported, line in _inner()
                  if importer.startswith("npu_opt") and _cycle(importer, imported)
                  and not imported.startswith(importer + "."))
     assert bad == []
@@ -272,6 +289,6 @@ def test_the_dsl_imports_no_module_that_imports_it_back():
 
 
 def test_lazy_name_loaders_live_in_package_inits_only():
-    assert {module for module, _ in LOADERS} - set(LOADING_MODULES) - {m for m, _ in LOADING} == {
+    assert {module for module, _ in _loaders()} - set(LOADING_MODULES) - {m for m, _ in LOADING} == {
         "npu_opt", "tu_ops", "visa"}
-    assert sorted(set(LOADING) - set(LOADERS)) == []  # an entry whose function is gone is removed
+    assert sorted(set(LOADING) - set(_loaders())) == []  # an entry whose function is gone is removed

@@ -29,12 +29,24 @@ from tests.kernel_files import example, example_names
 
 BIG = {"gemm_kernel", "gemm_bf16_kernel", "gemm_i8_kernel", "gemm_tiled",   # about a minute each in the model
        "residual_add_kernel", "leaky_relu_kernel",   # (131072 elements each, element by element)
-       "dense_bf16_kernel", "gemm_bf16_relu_kernel", "gemm_i8_requant_kernel"}
+       "dense_bf16_kernel", "gemm_bf16_relu_kernel", "gemm_i8_requant_kernel",
+       "tune_gemm", "tune_gemm_bf16"}
 
-# Large examples that the default run still checks, as the same kernel text at smaller axis
-# sizes (64 slices, the fewest a DM tensor may have; two time steps or more): `-m slow` checks
-# them at full size.
-SMALLER = {"gemm_bf16_relu_kernel": "M=256, N=256, K=64", "gemm_i8_requant_kernel": "M=256, N=256, K=64"}
+# Large examples that the default run still checks, as the same kernel text at smaller sizes:
+# `-m slow` checks them at full size. A string is the new `axes(...)` line (64 slices, the
+# fewest a DM tensor may have; two time steps or more); a tuple lists (old, new) texts, each
+# replaced wherever it occurs, for the examples whose sizes are written in more places.
+SMALLER: dict[str, str | tuple[tuple[str, str], ...]] = {
+    "gemm_bf16_relu_kernel": "M=256, N=256, K=64", "gemm_i8_requant_kernel": "M=256, N=256, K=64",
+    # the output tile's edge 512 -> 256 in the axes line, the slices (8 x 8 of 32 x 32) and
+    # every tile: still MT x NT = 2 x 2 tiles with `a` kept across the inner loop, K = 128 in
+    # two packets of 64
+    "tune_gemm": (("512", "256"),),
+    # M = N = 256 in 2 x 2 tiles of 128 (16 x 16 slices of 8 x 8 outputs; the full size is one
+    # tile of 512), K = 128 in four packets of 32
+    "tune_gemm_bf16": (("SIZE, DEPTH = 512, 128", "SIZE, DEPTH = 256, 128"),
+                       ("tm: int = 512, tn: int = 512", "tm: int = 128, tn: int = 128")),
+}
 
 
 def _raw(a: np.ndarray) -> np.ndarray:
@@ -111,11 +123,17 @@ def _examples(big: bool):
 
 
 def _smaller(name: str):
-    """Example `name` with its `axes(...)` line set to SMALLER[name]."""
+    """Example `name` with its sizes changed as SMALLER[name] says."""
     kernel = example(name)
     text = Path(kernel.file).read_text(encoding="utf-8")
-    smaller, count = re.subn(r"^axes\([^)]*\)$", f"axes({SMALLER[name]})", text, flags=re.M)
-    assert count == 1 and smaller != text, (name, "has no axes(...) line to change")
+    if isinstance(SMALLER[name], str):
+        smaller, count = re.subn(r"^axes\([^)]*\)$", f"axes({SMALLER[name]})", text, flags=re.M)
+        assert count == 1 and smaller != text, (name, "has no axes(...) line to change")
+        return load_kernel(smaller)
+    smaller = text
+    for old, new in SMALLER[name]:
+        assert old in smaller, (name, "has no", old)
+        smaller = smaller.replace(old, new)
     return load_kernel(smaller)
 
 

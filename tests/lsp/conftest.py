@@ -1,5 +1,9 @@
-"""One `npu-opt lsp` server per test module, driven over stdio by a synchronous client
-(tests/lsp/client.py).
+"""One `npu-opt lsp` server per test session (per xdist worker), driven over stdio by a
+synchronous client (tests/lsp/client.py). No test needs a fresh server: each opens its own
+documents under its own tmp_path, a test that changes a setting sets it back, and the tests
+of kernels that hang, exit or kill go on to check that the server still answers. (The tests
+that need their own server options or a fresh one start it themselves: test_progress,
+test_reuse, test_protocol.)
 
 The server runs with a short time limit (1.5 s per check) and a short debounce, so the
 tests of hanging kernels stay quick; each test opens its own documents (own file names).
@@ -21,7 +25,7 @@ TIME_LIMIT = 1.5
 SERVER = [sys.executable, "-m", "driver.cli", "lsp", "--time-limit", str(TIME_LIMIT), "--memory-limit", "2048"]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def client():
     session = Client(SERVER, ROOT, {**os.environ, "PYTHONPATH": str(ROOT)})
     session.initialize_session(lsp.InitializeParams(
