@@ -1,8 +1,10 @@
 """A candidate the backends refuse when they run it (an implementation limit such as
 MAP-limit, not a bug) fails its check and the next candidate is checked: the search never
 stops on it. Found on a padded GEMM (300 x 200 x 100; 300 x 224 x 100 has that space now),
-whose fastest candidate's layout needs a mapping table over the limit on the cpu backend;
-an internal error still stops the search, loudly."""
+whose fastest candidate's layout needed a mapping table over the limit on the cpu backend.
+The cpu backend now runs that layout (tests/backends/test_split_padded_axis.py), so the
+search is shown the limit by a backend that refuses one candidate's run; an internal error
+still stops the search, loudly."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import numpy as np
 import pytest
 
 import npu_opt
+from backends import get_backend
 from driver import tune_bits
 from driver.discover import load_file
 from driver.synth import synthesize
@@ -46,14 +49,39 @@ def test_an_internal_error_when_run_is_not_a_failed_check(monkeypatch) -> None:
         Runs(space, 0).check(space.points()[0])
 
 
-def test_a_padded_gemm_whose_fastest_candidate_hits_a_backend_limit_still_synthesizes(tmp_path) -> None:
+class _RefusesOneRun:
+    """The real backends, but the cpu backend's second run (the first candidate checked after
+    the golden one) is refused as over a mapping-table limit."""
+
+    def __init__(self) -> None:
+        self.cpu_runs = 0
+
+    def __call__(self, name: str):
+        real = get_backend(name)
+        outer = self
+
+        class _Backend:
+            def run(self, kernel, inputs):
+                if name == "cpu":
+                    outer.cpu_runs += 1
+                    if outer.cpu_runs == 2:
+                        raise NpuOptError("a factor table of 2097152 cells (limit 1048576)", code="MAP-limit")
+                return real.run(kernel, inputs)
+
+        return _Backend()
+
+
+def test_a_padded_gemm_whose_fastest_candidate_hits_a_backend_limit_still_synthesizes(tmp_path, monkeypatch) -> None:
     # 224 columns, a multiple of 32, stay 224 (n=200 would pad to 256, whose space has no such candidate)
     spec = contraction("out[m,n] = a[m,k] * w[n,k]", sizes=dict(m=300, n=224, k=100))
+    monkeypatch.setattr(tune_bits, "get_backend", _RefusesOneRun())
     result = synthesize(spec, tmp_path)
+    monkeypatch.undo()
     winner = result.tune.winner
     assert winner is not None and winner.checked.startswith("pass")
     refused = [c for c in result.tune.candidates if (c.checked or "").startswith("fail: it does not run")]
     assert refused, "a checked candidate the cpu backend cannot run (MAP-limit) is a failed check"
+    assert all("MAP-limit" in c.checked for c in refused) and winner not in refused
     rng = np.random.default_rng(3)
     a = rng.integers(-128, 128, (300, 100)).astype(np.int8)
     w = rng.integers(-128, 128, (224, 100)).astype(np.int8)
