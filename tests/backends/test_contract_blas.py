@@ -264,18 +264,26 @@ def test_rows_split_over_threads_agree(monkeypatch: pytest.MonkeyPatch) -> None:
     assert contract_float.PARALLEL_MIN > 1  # only the BLAS module's threshold was lowered
 
 
+def _per_row_contraction(monkeypatch: pytest.MonkeyPatch, seed: int, threads: int) -> tuple:
+    """The arguments of `contract_blas.contract`'s first call when `PER_ROW` runs on the cpu
+    backend with `threads` threads (its own pool and BLAS's) on exact data drawn with `seed`."""
+    seen = []
+    blas = contract_blas.contract
+    monkeypatch.setattr(contract_blas, "contract", lambda *a: seen.append(a) or blas(*a))
+    rng = np.random.default_rng(seed)
+    arrays = _data(rng, PER_ROW.inputs(rng), "exact")
+    CpuBackend(CpuOptions(threads=threads, blas_threads=threads)).run(PER_ROW.kernel, tuple(arrays))
+    monkeypatch.setattr(contract_blas, "contract", blas)
+    return seen[0]
+
+
 def test_per_row_products_a_block_of_rows_at_a_time_keep_the_bits(monkeypatch: pytest.MonkeyPatch) -> None:
     """The one-product-per-spatial-row form takes its rows a block at a time (issue 61: no
     copy of every row's operands at once): `PER_ROW`'s contraction with every spatial row
     its own class (so neither one matmul of every class nor the grouped form applies), in
     blocks of one row, gives the bits of the contraction on its classes."""
-    seen = []
     blas = contract_blas.contract
-    monkeypatch.setattr(contract_blas, "contract", lambda *a: seen.append(a) or blas(*a))
-    rng = np.random.default_rng(50)
-    arrays = _data(rng, PER_ROW.inputs(rng), "exact")
-    CpuBackend(CpuOptions(threads=1, blas_threads=1)).run(PER_ROW.kernel, tuple(arrays))
-    (raw_a, ca), (raw_w, cw), plan, threads, pool = seen[0]
+    (raw_a, ca), (raw_w, cw), plan, threads, pool = _per_row_contraction(monkeypatch, 50, 1)
     want = blas((raw_a, ca), (raw_w, cw), plan, threads, pool)
     monkeypatch.setattr(contract_blas, "_ROW_BLOCK_BYTES", 1)
     blocks = []
@@ -341,13 +349,8 @@ def test_a_stack_of_small_products_runs_blas_on_one_thread(monkeypatch: pytest.M
     """The per-row and grouped forms take BLAS's pool down to one thread (a pool of two
     waking for every small product of the stack cost 100x its arithmetic on a loaded
     machine), whatever `blas_threads` says; the one matmul of every class keeps it."""
-    seen = []
     blas = contract_blas.contract
-    monkeypatch.setattr(contract_blas, "contract", lambda *a: seen.append(a) or blas(*a))
-    rng = np.random.default_rng(51)
-    arrays = _data(rng, PER_ROW.inputs(rng), "exact")
-    CpuBackend(CpuOptions(threads=2, blas_threads=2)).run(PER_ROW.kernel, tuple(arrays))
-    (raw_a, ca), (raw_w, cw), plan, threads, _ = seen[0]
+    (raw_a, ca), (raw_w, cw), plan, threads, _ = _per_row_contraction(monkeypatch, 51, 2)
     limits = []
     real = contract_blas.blas_threads
     monkeypatch.setattr(contract_blas, "blas_threads", lambda limit: limits.append(limit) or real(limit))
