@@ -6,7 +6,7 @@ sit; this module says which of those points the space keeps and how they are che
   order and the reuse of loaded blocks);
 - whether a point fits the target's budgets (`offered`: the stationary rows in the TRF, the
   blocks `reuse="all"` holds in the DM, at most UNROLLED_TILES unrolled tiles; where the
-  switches and the `pieces` lever apply);
+  switches and the `pieces` and `pair` levers apply);
 - whether the space's candidates run at full size on the cpu backend and in the
   interpreter (`runs_in_full`, at most CHECK_MACS products), and else the proxy sizes at
   which each one still tiles and splits `k` the same way (`proxy_sizes`, driver/synth.py).
@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from synth.overlap import pieces_ok
+from synth.pairs import pair_ok
 from synth.tiling import Geometry, geometry, split_placements
 from tu_ops.target import rngd
 
@@ -33,7 +34,8 @@ UNROLLED_TILES = 16
 def offered(spec: Any, point: dict[str, Any]) -> bool:
     """Whether the space offers `point`: a `w by switch` or `a by switch` placement keeps `w`
     in the TRF, and so does one streaming `a` in `pieces` (where _pieces_offered allows them,
-    never with `a by switch`, whose `a` moves by its own rule); its blocks fit a slice (the stationary operand's rows,
+    never with `a by switch`, whose `a` moves by its own rule); `pair` (two tiles a rolled
+    loop body, synth/pairs.py) only with one piece a tile and where pair_ok allows it; its blocks fit a slice (the stationary operand's rows,
     `trf`, with their `k` in the TRF, TRF_BYTES, else rule TRF-2; with `reuse="all"` every row
     block of both operands and a block of results at once in the DM, DM_SLICE_BYTES, else
     MEM-3 or MEM-4), and a `reuse="all"` kernel, whose tile loops stay unrolled, has at most
@@ -51,9 +53,13 @@ def offered(spec: Any, point: dict[str, Any]) -> bool:
         return False  # pieces of the streamed a (synth/overlap.py), with w stationary
     if (g.c if w_rows else g.r) * kl * elem > rngd().constants.TRF_BYTES:
         return False
+    mt, nt = max(1, size[mi] // g.tm), max(1, size[ni] // g.tn)
+    if point.get("pair") and not (point.get("pieces", 1) == 1 and pair_ok(
+            g, mt, nt, point.get("order", "ij"), point.get("reuse", "outer"),
+            spec.epilogue is not None and spec.epilogue.bias is not None)):
+        return False  # two tiles a rolled loop body (synth/pairs.py), with one piece a tile
     if point.get("reuse") != "all":
         return True
-    mt, nt = max(1, size[mi] // g.tm), max(1, size[ni] // g.tn)
     if mt * nt > UNROLLED_TILES:
         return False
     # k in time blocks keeps every chunk of a's blocks in DM and w's blocks in HBM

@@ -20,7 +20,9 @@ tile of slices' blocks of results; larger outputs loop over tiles):
 - `packet`: the contraction packet along K: 32 or 64 bytes (rule OUTER-3), 32/64 i8 or 16/32 bf16;
 - `order` / `reuse`: the tile loop's order and which loaded blocks are kept (more than one tile);
 - `pieces`: each tile's streamed row block moves, is contracted and is stored in 1 or 2
-  pieces, so one piece's DMA overlaps another's contraction (synth/overlap.py).
+  pieces, so one piece's DMA overlaps another's contraction (synth/overlap.py);
+- `pair`: a rolled tile loop holds two tiles a body, so one tile's loads and store overlap
+  the other's contraction (synth/pairs.py; more than one tile, one piece a tile).
 A batched GEMM `out[B, M, N] = a[B, M, K] . w[B, N, K]` runs the GEMM's loops once per batch
 step (one element, or a group side by side), picking its blocks through tiles of the batch axis.
 `space_of` keeps one point per canonical kernel source (`canonical`) and leaves out the points
@@ -48,6 +50,7 @@ from synth.gemm_text import gemm_roles, gemm_source, kept
 from synth.offer import offered, runs_in_full, split_levers
 from synth.onchip import switch_ok, switch_piece
 from synth.overlap import PIECES
+from synth.pairs import PAIRS
 from synth.stream_switch import with_stream_switch
 from synth.tiling import blocks, needs_split, pad_ok, result_placements, split_placements
 from npu_opt.tune import Space
@@ -82,7 +85,8 @@ def points(spec: Any) -> dict[str, list[Any]]:
         whole = with_stream_switch(_with_switch(result_placements(m, n, slices, False, shapes), m,
                                                 size[spec.contracted], elem), m, n, size[spec.contracted], elem) \
             if shapes else []
-        return _with_pieces(spec, split_levers(spec, m, n, packets, wn, [g.label() for g in whole]))
+        return _with_pair(spec, _with_pieces(spec, split_levers(spec, m, n, packets, wn,
+                                                                [g.label() for g in whole])))
     placements = result_placements(m, n, slices, pad_ok(spec), shapes)
     if spec.batch is not None:  # batch elements side by side on slices: each on a share of them
         nb = size[spec.batch]
@@ -97,7 +101,18 @@ def points(spec: Any) -> dict[str, list[Any]]:
                                     "packet": packets}
     if tiles > 1:
         levers |= {"order": ["ij", "ji"], "reuse": ["outer", "all", "none"]}
-    return _with_pieces(spec, levers)
+    return _with_pair(spec, _with_pieces(spec, levers))
+
+
+def _with_pair(spec: Any, levers: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    """`levers` with `pair` (synth/pairs.py) when some point the budgets offer (offer.offered)
+    may roll two tiles a body: more than one tile, in rolled loops."""
+    if "order" not in levers:
+        return levers
+    values = [v for v in PAIRS if any(offered(spec, {"placement": p, "trf": t, "order": o, "reuse": r, "pair": v})
+                                      for p in levers["placement"] for t in levers["trf"]
+                                      for o in levers["order"] for r in levers["reuse"])]
+    return levers | {"pair": values} if len(values) > 1 else levers
 
 
 def _with_pieces(spec: Any, levers: dict[str, list[Any]]) -> dict[str, list[Any]]:

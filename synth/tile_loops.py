@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from synth.overlap import one_tile_pieces
+from synth.pairs import pair_loops
 
 __all__ = ["loop_header", "tile_loops"]
 
@@ -32,6 +33,8 @@ def tile_loops(v: dict[str, Any]) -> list[str]:
     mt, nt, order, reuse, s_dm, t_dm = v["mt"], v["nt"], v["order"], v["reuse"], v["s_dm"], v["t_dm"]
     if mt * nt == 1 and v["pieces_n"] > 1:
         return one_tile_pieces(v)
+    if v["pair"]:
+        return pair_loops(v)
     if mt * nt == 1:
         first, then = ("w", "a") if t_dm == "w_dm" else ("a", "w")
         return ["    # one tile: load both operands once (the stationary one first: its TRF load runs while the other",
