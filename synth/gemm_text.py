@@ -130,7 +130,7 @@ def gemm_names(spec: Any, p: dict[str, Any]) -> dict[str, Any]:
     v["pieces_n"] = p.get("pieces", 1) if pieces_ok(geo, p.get("pieces", 1), stationary_w, not v["i_step"],
                                                      an in spec.device_transposed) else 1
     # two tiles a rolled loop body (synth/pairs.py), where the lever applies
-    v["pair"] = bool(p.get("pair")) and pair_ok(geo, v["mt"], v["nt"], v["order"], v["reuse"],
+    v["pair"] = bool(p.get("pair")) and pair_ok(geo, v["mt"], v["nt"], v["order"], v["reuse"], v["pieces_n"],
                                                 spec.epilogue is not None and spec.epilogue.bias is not None)
     v["rs"], v["rt"] = (r // v["pieces_n"], c) if stationary_w else (c, r)    # their rows per slice (per contraction)
     v["g"] = v["rt"] // 8                                    # stationary rows per lane
@@ -280,12 +280,9 @@ def _gemm_tile(v: dict[str, Any]) -> list[str]:
              *take,
              f"        # packet={packet}: each contraction step multiplies {packet} elements of {K} "
              f"({packet * (1 if din == 'i8' else 2)} bytes, OUTER-3); the time loop sums the rest"]
-    if v["pair"]:  # the contraction returns its results, `store` stores them (synth/pairs.py)
-        split = tile_pieces(v, work, store) if v["pieces_n"] > 1 else \
-            ["        result = (ctx.main.begin(streamed.view())", *work[:-1], work[-1] + ")", *store]
-        at = next(k for k, line in enumerate(split) if line.startswith(("        dst", "        for p, result")))
-        held = "results" if v["pieces_n"] > 1 else "result"
-        return lines + split[:at] + [f"        return {held}", "", f"    def store({held}, i, j):"] + split[at:] + [""]
+    if v["pair"]:  # the contraction returns its result, `store` stores it (synth/pairs.py)
+        return lines + ["        result = (ctx.main.begin(streamed.view())", *work[:-1], work[-1] + ")",
+                        "        return result", "", "    def store(result, i, j):", *store, ""]
     if v["pieces_n"] > 1:
         return lines + tile_pieces(v, work, store) + [""]
     return lines + ["        result = (ctx.main.begin(streamed.view())", *work[:-1], work[-1] + ")", *store, ""]

@@ -54,9 +54,9 @@ def offered(spec: Any, point: dict[str, Any]) -> bool:
     if (g.c if w_rows else g.r) * kl * elem > rngd().constants.TRF_BYTES:
         return False
     mt, nt = max(1, size[mi] // g.tm), max(1, size[ni] // g.tn)
-    if point.get("pair") and not (point.get("pieces", 1) == 1 and pair_ok(
-            g, mt, nt, point.get("order", "ij"), point.get("reuse", "outer"),
-            spec.epilogue is not None and spec.epilogue.bias is not None)):
+    bias = spec.epilogue is not None and spec.epilogue.bias is not None
+    if point.get("pair") and not pair_ok(g, mt, nt, point.get("order", "ij"), point.get("reuse", "outer"),
+                                         point.get("pieces", 1), bias):
         return False  # two tiles a rolled loop body (synth/pairs.py), with one piece a tile
     if point.get("reuse") != "all":
         return True

@@ -36,13 +36,15 @@ def paired_trips(mt: int, nt: int, order: str) -> int:
     return inner_n if inner_n > 1 else outer_n
 
 
-def pair_ok(g: Any, mt: int, nt: int, order: str, reuse: str, bias: bool) -> bool:
+def pair_ok(g: Any, mt: int, nt: int, order: str, reuse: str, pieces: int, bias: bool) -> bool:
     """Whether geometry `g` with `mt x nt` tiles walked in `order` may roll two tiles a body:
     rolled tile loops (`reuse` "outer" or "none"; "all" keeps Python `for`s, whose tiles the
-    model already overlaps), a paired loop of at least two tiles, `k` not in time blocks (its
-    tile is synth/time_blocks.py's) and no bias (its VRF load is kept per column block in a
-    Python dict at the block's first tile)."""
-    return (reuse in ("outer", "none") and paired_trips(mt, nt, order) >= 2 and g.tb == 1 and not bias)
+    model already overlaps), a paired loop of at least two tiles, one piece a tile (`pieces`
+    overlap inside a tile what a pair overlaps across two, for two more DMA start-ups a
+    tile), `k` not in time blocks (its tile is synth/time_blocks.py's) and no bias (its VRF
+    load is kept per column block in a Python dict at the block's first tile)."""
+    return (reuse in ("outer", "none") and paired_trips(mt, nt, order) >= 2 and pieces == 1 and g.tb == 1
+            and not bias)
 
 
 def pair_loops(v: dict[str, Any]) -> list[str]:
