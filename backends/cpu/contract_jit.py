@@ -97,11 +97,14 @@ def float_stored(raw: np.ndarray, cls: np.ndarray, dtype, gather,
 
 def stored_rows(raw: np.ndarray, row_of: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(the distinct rows of `raw` by `distinct_rows`, each spatial row's index among them);
-    `raw` itself when every row is kept in order (no copy)."""
+    a view of `raw` when the rows kept run in order (no copy: a switch's distinct rows put
+    the padding row no spatial row of the operand reads last)."""
     reps, cls = distinct_rows(raw, row_of)
-    if reps is not None and not (len(reps) == raw.shape[0] and (np.diff(reps) == 1).all()):
-        raw = raw[reps]
-    return raw, cls
+    if reps is None:
+        return raw, cls
+    if len(reps) and reps[-1] - reps[0] == len(reps) - 1:  # ascending and distinct: a run of rows
+        return raw[reps[0]:reps[-1] + 1], cls
+    return raw[reps], cls
 
 
 def distinct_rows(raw: np.ndarray, row_of: np.ndarray | None = None) -> tuple[np.ndarray | None, np.ndarray]:

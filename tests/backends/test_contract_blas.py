@@ -100,6 +100,30 @@ def test_unit_floor_exact_on_one_value_and_zeros() -> None:
     assert contract_blas.unit_floor(np.zeros(0, np.uint16)) == (0, 1 << 14)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_the_guard_reads_widened_patterns_in_blocks(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """`unit_floor` and `unit_range` of widened patterns (uint32, pattern << 16: what the
+    contraction checks, the cells its layouts read) equal those of the bf16 patterns, the
+    floor taken a few cells at a time (`_FLOOR_BLOCK`); a bad value in the last block, the
+    smallest value in the first, the top in the middle, all found."""
+    monkeypatch.setattr(contract_blas, "_FLOOR_BLOCK", 7)
+    rng = np.random.default_rng(seed)
+    ints = rng.integers(-255, 256, 60)
+    ints[rng.random(60) < 0.2] = 0
+    scale = 2.0 ** rng.integers(-60, 60, 60) if seed % 2 else 2.0 ** int(rng.integers(-60, 60))
+    patterns = f32_to_bf16_bits((ints * scale).astype(np.float32))
+    patterns[30] = 0x7F00 if seed < 3 else patterns[30]
+    wide = patterns.astype(np.uint32) << 16
+    top, unit = _true_range(patterns)
+    assert contract_blas.unit_range(wide) == contract_blas.unit_range(patterns) == (top, unit)
+    got = contract_blas.unit_floor(wide.reshape(6, 10))
+    assert got == contract_blas.unit_floor(patterns) and got[0] == top and got[1] <= unit
+    bad = wide.copy()
+    bad[-1] = (0x7FC1, 0x0001, 0xFF80)[seed % 3] << 16
+    assert contract_blas.unit_floor(bad) is None and contract_blas.unit_range(bad) is None
+    assert contract_blas.unit_floor(np.zeros(20, np.uint32) | np.uint32(0x80000000)) == (0, 1 << 14)
+
+
 @pytest.mark.parametrize("strided", [True, False])
 def test_widened_reads_the_layout_cells(strided: bool) -> None:
     """`_widened`: the cells (classes, N', I, g R) a gather (I, g, R, N') names in each stored
