@@ -233,7 +233,7 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
     (raw_a, ca), (raw_w, cw) = stored_a, stored_w
     order = _k_order(plan.a, plan.w)  # K's digits in A's stride order, for both (any order sums alike)
     fa, fw = _widened(raw_a, plan.a, order), _widened(raw_w, plan.w, order)  # (DA, N', I, K), (DW, N', J, K)
-    if not _guarded(fa.view(np.uint32), fw.view(np.uint32), plan.terms):
+    if not _guarded((raw_a, plan.a, fa.view(np.uint32)), (raw_w, plan.w, fw.view(np.uint32)), plan.terms):
         arena.give_back(fa), arena.give_back(fw)
         return None
     da, nn, ni, k = fa.shape
@@ -263,18 +263,34 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
     return _placed(acc, plan.dest, plan.out_cells)
 
 
-def _guarded(bits_a: np.ndarray, bits_w: np.ndarray, terms: int) -> bool:
-    """`no_rounding` of the cells the layouts read (widened patterns: the stored rows hold
-    copies and cells no layout reads, several times as many on a broadcast), by the floors
-    first, by the units themselves when the floors are too low to tell."""
-    ra = unit_floor(bits_a)
-    rw = None if ra is None else unit_floor(bits_w)
+def _guarded(a: tuple, w: tuple, terms: int) -> bool:
+    """`no_rounding` of the cells the layouts read (the stored rows hold copies and cells no
+    layout reads, several times as many on a broadcast); `a`, `w`: (stored rows, gather,
+    widened patterns). By the floors first (`_floor`), by the units themselves when the
+    floors are too low to tell."""
+    ra = _floor(*a)
+    rw = None if ra is None else _floor(*w)
     if ra is None or rw is None:
         return False
     if no_rounding(ra, rw, terms):
         return True
-    ra, rw = unit_range(bits_a), unit_range(bits_w)
+    ra, rw = unit_range(a[2]), unit_range(w[2])
     return ra is not None and rw is not None and no_rounding(ra, rw, terms)
+
+
+def _floor(raw: np.ndarray, gather: Gather, bits: np.ndarray) -> tuple[int, int] | None:
+    """`unit_floor` of the widened cells `bits`: with numba loaded, the bounds in one
+    compiled pass over the stored cells the gather reads and one OR over `bits`."""
+    found = contract_jit.loaded_bounds(raw.view(np.uint16), gather)
+    if found is None:
+        return unit_floor(bits)
+    top, low = found
+    if low == 0x8000:  # every one a zero
+        return 0, _NONE
+    if top >= 0x7F80 or low < 0x80:  # NaN or an infinity; a subnormal
+        return None
+    frac = (int(np.bitwise_or.reduce(bits, axis=None)) >> 16) & 0x7F | 0x80
+    return top, (low >> 7) + (frac & -frac).bit_length() - 1 - 134
 
 
 def _grouped(fa: np.ndarray, fw: np.ndarray, ca: np.ndarray, cw: np.ndarray, threads: int) -> np.ndarray | None:
