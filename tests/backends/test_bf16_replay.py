@@ -1,8 +1,10 @@
 """A bf16 kernel run again on the cpu backend replays what its first run found (issue 61
-item 2): the switch's gather plan (backends/cpu/switch_rows.py `_rows_plan`), the distinct
-rows as a view when they run in order, the no-rounding guard on the cells the layouts read.
-Every run equals the numpy oracle bit for bit and a backend that found nothing yet, on new
-values each time, whichever path (BLAS or the exact cores) the values choose."""
+item 2): the switch's gather plan (backends/cpu/switch_rows.py `_rows_plan`), folded into
+the fetch before it (`_fold`: the fetch's output never written), the distinct rows as a
+view when they run in order, the no-rounding guard on the cells the layouts read. Every run
+equals the numpy oracle bit for bit and a backend that found nothing yet and writes the
+fetch out, on new values each time, whichever path (BLAS or the exact cores) the values
+choose."""
 
 from __future__ import annotations
 
@@ -29,9 +31,10 @@ def _rounding(arrays: list[np.ndarray], rng: np.random.Generator) -> list[np.nda
 
 def test_runs_again_replay_the_first_runs_plans(monkeypatch: pytest.MonkeyPatch) -> None:
     d = BOTH_BY_SWITCH
-    maps, used = [], []
-    packet_map, blas = switch_rows._packet_map, contract_blas.contract
+    maps, used, folds = [], [], []
+    packet_map, blas, fold = switch_rows._packet_map, contract_blas.contract, switch_rows._fold
     monkeypatch.setattr(switch_rows, "_packet_map", lambda op: maps.append(op) or packet_map(op))
+    monkeypatch.setattr(switch_rows, "_fold", lambda *a: folds.append(fold(*a)) or folds[-1])
     monkeypatch.setattr(contract_blas, "contract", lambda *a: used.append(blas(*a) is not None) or blas(*a))
     backend = CpuBackend(CpuOptions(threads=1, blas_threads=1))
     for seed, kind in ((0, "exact"), (1, "rounds"), (2, "exact")):
@@ -40,8 +43,9 @@ def test_runs_again_replay_the_first_runs_plans(monkeypatch: pytest.MonkeyPatch)
         got = [a.copy() for a in arrays]
         backend.run(d.kernel, tuple(got))
         fresh = [a.copy() for a in arrays]
-        with monkeypatch.context() as m:  # a backend and plans that found nothing yet
+        with monkeypatch.context() as m:  # a backend and plans that found nothing yet, the fetch written out
             m.setattr(switch_rows, "_PLANS", switch_rows.ByObject())
+            m.setattr(switch_rows, "_fold", lambda *a: None)
             CpuBackend(CpuOptions(threads=1, blas_threads=1)).run(d.kernel, tuple(fresh))
         np.testing.assert_array_equal(got[-1].view(np.uint32), fresh[-1].view(np.uint32))
         if kind == "exact":
@@ -53,3 +57,4 @@ def test_runs_again_replay_the_first_runs_plans(monkeypatch: pytest.MonkeyPatch)
     # the first backend found its 2 switches' plans at its first run only; each fresh one anew
     assert len(maps) == 2 + 3 * 2 and len(set(map(id, maps[:2]))) == 2
     assert not any(op is first for op in maps[2:] for first in maps[:2])
+    assert len(folds) == 2 and all(f is not None for f in folds)  # both switches gather from their fetch's base
