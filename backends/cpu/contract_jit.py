@@ -102,7 +102,7 @@ def stored_rows(raw: np.ndarray, row_of: np.ndarray | None = None) -> tuple[np.n
     reps, cls = distinct_rows(raw, row_of)
     if reps is None:
         return raw, cls
-    if len(reps) and reps[-1] - reps[0] == len(reps) - 1:  # ascending and distinct: a run of rows
+    if len(reps) and (np.diff(reps) == 1).all():  # a run of rows, in order
         return raw[reps[0]:reps[-1] + 1], cls
     return raw[reps], cls
 
