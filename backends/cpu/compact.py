@@ -73,15 +73,16 @@ def full(value):
     return value.full() if isinstance(value, Compact) else value
 
 
-def read_full(steps) -> set[int]:
+def read_full(steps, gathers=lambda step: False) -> set[int]:
     """The value ids of a kernel's walk (the executor's steps: `op`, `operands`, `result`,
     `lazy`, `compact`) that a handler taking `LazyRows` but not `Compact` operands reads
     (the contraction and to_trf, which read a move's strided form and the row classes of
-    its DMA: backends/cpu/row_classes.py), directly or through moves that take both; a
-    move does not make a `Compact` of these, so that chain keeps what it reads."""
+    its DMA: backends/cpu/row_classes.py), directly or through moves that take both (not
+    through a step that `gathers` new rows: a broadcasting switch); a move does not make a
+    `Compact` of these, so that chain keeps what it reads."""
     fed: set[int] = set()
     for s in reversed(steps):
-        if (s.lazy and not s.compact) or (s.compact and s.result in fed):
+        if (s.lazy and not s.compact) or (s.compact and s.result in fed and not gathers(s)):
             fed.update(s.operands)
     return fed
 

@@ -33,7 +33,7 @@ from backends.cpu.compact import Compact
 from backends.cpu.lazy_rows import LazyRows
 from backends.cpu.lru import Lru
 
-__all__ = ["Pending", "move_local", "move_global", "realize", "prepare", "materialize", "trim"]
+__all__ = ["Pending", "move_local", "move_global", "plan_of", "realize", "prepare", "materialize", "trim"]
 
 Levels = tuple[Mapping, ...]
 
@@ -67,6 +67,12 @@ def _plan(chain: tuple[tuple[Levels, Levels], ...]) -> moves.MovePlan:
     if second.live is not None:
         live = second.live if live is None else live & second.live
     return _COMPOSED.put(chain, moves.MovePlan(np.where(live, index, 0) if live is not None else index, live))
+
+
+def plan_of(value: Pending) -> moves.MovePlan:
+    """The composed plan of a `Pending`'s moves: output cell p of a row reads cell
+    `index[p]` of its base row (zero where `live` is False)."""
+    return _plan(value.chain)
 
 
 def realize(value: Pending) -> Compact:

@@ -41,7 +41,7 @@ from numpy.lib.stride_tricks import as_strided
 from ir.blas import blas_threads
 from ir.errors import InternalError
 
-from backends.cpu import contract_jit
+from backends.cpu import arena, contract_jit
 from backends.cpu.contract_float import PARALLEL_MIN
 from backends.cpu.lru import ByObject
 from backends.cpu.contract_plan import Gather
@@ -71,9 +71,12 @@ _UNITS = _units()
 
 
 def unit_range(cells: np.ndarray) -> tuple[int, int] | None:
-    """(largest magnitude pattern, smallest unit exponent) of bf16 patterns `cells` (uint16),
-    the unit of a value being the largest power of two dividing it; None when a pattern is
-    NaN, an infinity or a subnormal. Every one zero: (0, _NONE)."""
+    """(largest magnitude pattern, smallest unit exponent) of bf16 patterns `cells` (uint16,
+    or uint32 widened ones, pattern << 16), the unit of a value being the largest power of
+    two dividing it; None when a pattern is NaN, an infinity or a subnormal. Every one
+    zero: (0, _NONE)."""
+    if cells.dtype == np.uint32:
+        cells = np.right_shift(cells, np.uint32(16)).astype(np.uint16)
     mag = np.bitwise_and(cells, np.uint16(0x7FFF)).reshape(-1)
     if mag.size == 0:
         return 0, _NONE
@@ -84,22 +87,36 @@ def unit_range(cells: np.ndarray) -> tuple[int, int] | None:
     return top, unit
 
 
+_FLOOR_BLOCK = 1 << 14
+"""Cells `unit_floor` masks at a time, into one small buffer (a temporary the size of a
+large operand is fresh memory from the system on every run: 1-5 ms for 1 MiB, measured on
+a drawn GEMM, against 0.2 ms for the passes themselves)."""
+
+
 def unit_floor(cells: np.ndarray) -> tuple[int, int] | None:
     """(largest magnitude pattern, a unit exponent no larger than `unit_range`'s) of bf16
-    patterns `cells` in a few plain passes (no table look-up): the smallest nonzero value's
-    exponent plus the fewest trailing zeros of any significand (those of the OR of all the
-    patterns), both minima possibly of different values, so never above the true one. None
-    exactly when `unit_range` gives None."""
-    mag = np.bitwise_and(cells, np.uint16(0x7FFF)).reshape(-1)
-    if mag.size == 0:
+    patterns `cells` (uint16, or uint32 widened ones) in a few plain passes (no table
+    look-up): the smallest nonzero value's exponent plus the fewest trailing zeros of any
+    significand (those of the OR of all the patterns), both minima possibly of different
+    values, so never above the true one. None exactly when `unit_range` gives None."""
+    shift = 16 if cells.dtype == np.uint32 else 0
+    kind, flat = cells.dtype.type, cells.reshape(-1)
+    if flat.size == 0:
         return 0, _NONE
-    top = int(mag.max())
-    low = int(np.subtract(mag, np.uint16(1)).min()) + 1  # the smallest nonzero (a zero wraps to the top)
-    if low == 0x10000:
+    mag = np.empty(min(flat.size, _FLOOR_BLOCK), flat.dtype)
+    top, low, ors = 0, 1 << (16 + shift), 0
+    for lo in range(0, flat.size, _FLOOR_BLOCK):
+        part = mag[:min(_FLOOR_BLOCK, flat.size - lo)]
+        np.bitwise_and(flat[lo:lo + _FLOOR_BLOCK], kind(0x7FFF << shift), out=part)
+        top = max(top, int(part.max()))
+        ors |= int(np.bitwise_or.reduce(part))
+        low = min(low, int(np.subtract(part, kind(1), out=part).min()) + 1)  # the smallest nonzero (a zero wraps)
+    if low == 1 << (16 + shift):
         return 0, _NONE
+    top, low = top >> shift, low >> shift
     if top >= 0x7F80 or low < 0x80:  # NaN or an infinity; a subnormal
         return None
-    frac = int(np.bitwise_or.reduce(mag)) & 0x7F | 0x80
+    frac = (ors >> shift) & 0x7F | 0x80
     return top, (low >> 7) + (frac & -frac).bit_length() - 1 - 134
 
 
@@ -119,13 +136,13 @@ def _value(pattern: int) -> float:
 
 def _widened(raw: np.ndarray, gather: Gather, order: tuple[int, ...] | None = None) -> np.ndarray:
     """The bf16 values (classes, N', I|J, K = g R) a layout (I|J, g, R, N') reads from stored
-    rows `raw`, as float32 (a shift of each pattern: no NaN, no subnormal, `unit_range` saw to
-    it): the gather, the transpose and the widening in one pass over the cells. `order`
+    rows `raw`, as float32 (a shift of each pattern, exact whatever it is: `_guarded` then
+    reads the widened cells): the gather, the transpose and the widening in one pass over the cells. `order`
     (`_k_order`): K's digits in that order instead of the layout's (a sum that cannot round
     is the same in any order; both operands take the same)."""
     half = raw.view(np.uint16).reshape(raw.shape[0], -1)
     rows, (i, g, r, n) = half.shape[0], gather.groups
-    out = np.empty((rows, n, i, g * r), np.uint32)
+    out = arena.empty((rows, n, i, g * r), np.uint32)  # scratch given back by `contract`
     form = _form(gather, order) if gather.offset is not None else None
     if form is not None:  # read in place over the digits (no copy to merge them)
         view_axes, inner, inner_axes = form
@@ -214,17 +231,11 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
     operands (`stored_*`: distinct stored rows and each spatial row's class,
     `contract_jit.stored_rows`) by float32 BLAS, or None when some sum could round (`no_rounding`). `plan` has no padding leaves and no skipped steps."""
     (raw_a, ca), (raw_w, cw) = stored_a, stored_w
-    half_a, half_w = raw_a.view(np.uint16), raw_w.view(np.uint16)  # every stored cell: more than read, never less
-    ra = unit_floor(half_a)
-    rw = None if ra is None else unit_floor(half_w)
-    if ra is None or rw is None:
-        return None
-    if not no_rounding(ra, rw, plan.terms):  # the floors too low to tell: the units themselves
-        ra, rw = unit_range(half_a), unit_range(half_w)
-        if ra is None or rw is None or not no_rounding(ra, rw, plan.terms):
-            return None
     order = _k_order(plan.a, plan.w)  # K's digits in A's stride order, for both (any order sums alike)
     fa, fw = _widened(raw_a, plan.a, order), _widened(raw_w, plan.w, order)  # (DA, N', I, K), (DW, N', J, K)
+    if not _guarded((raw_a, plan.a, fa.view(np.uint32)), (raw_w, plan.w, fw.view(np.uint32)), plan.terms):
+        arena.give_back(fa), arena.give_back(fw)
+        return None
     da, nn, ni, k = fa.shape
     dw, nj = fw.shape[0], fw.shape[2]
     pairs = np.unique(ca * dw + cw).size
@@ -237,8 +248,10 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
         if whole:  # one matmul of every A class against every W class
             left = (fa if nn == 1 else fa.transpose(1, 0, 2, 3)).reshape(nn, da * ni, k)
             right = (fw if nn == 1 else fw.transpose(1, 0, 2, 3)).reshape(nn, dw * nj, k)
-            full = _matmul(left, right.transpose(0, 2, 1), split)
+            full = _matmul(left, right.transpose(0, 2, 1), split,
+                           arena.empty(_product_shape(left, right.transpose(0, 2, 1)), np.float32))
             acc = full.reshape(nn, da, ni, dw, nj)[:, ca, :, cw, :]  # (rows, N', I, J)
+            arena.give_back(full)
         elif (grouped := _grouped(fa, fw, ca, cw, split)) is not None:
             acc = grouped
         else:  # one per spatial row, a block of rows at a time (no copy of every row's operands)
@@ -246,7 +259,38 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
             step = max(1, _ROW_BLOCK_BYTES // (fa[0].nbytes + fw[0].nbytes))
             for lo in range(0, len(ca), step):
                 acc[lo:lo + step] = _matmul(fa[ca[lo:lo + step]], fw[cw[lo:lo + step]].transpose(0, 1, 3, 2), split)
+    arena.give_back(fa), arena.give_back(fw)  # read for the last time: the run's next request takes them
     return _placed(acc, plan.dest, plan.out_cells)
+
+
+def _guarded(a: tuple, w: tuple, terms: int) -> bool:
+    """`no_rounding` of the cells the layouts read (the stored rows hold copies and cells no
+    layout reads, several times as many on a broadcast); `a`, `w`: (stored rows, gather,
+    widened patterns). By the floors first (`_floor`), by the units themselves when the
+    floors are too low to tell."""
+    ra = _floor(*a)
+    rw = None if ra is None else _floor(*w)
+    if ra is None or rw is None:
+        return False
+    if no_rounding(ra, rw, terms):
+        return True
+    ra, rw = unit_range(a[2]), unit_range(w[2])
+    return ra is not None and rw is not None and no_rounding(ra, rw, terms)
+
+
+def _floor(raw: np.ndarray, gather: Gather, bits: np.ndarray) -> tuple[int, int] | None:
+    """`unit_floor` of the widened cells `bits`: with numba loaded, the bounds in one
+    compiled pass over the stored cells the gather reads and one OR over `bits`."""
+    found = contract_jit.loaded_bounds(raw.view(np.uint16), gather)
+    if found is None:
+        return unit_floor(bits)
+    top, low = found
+    if low == 0x8000:  # every one a zero
+        return 0, _NONE
+    if top >= 0x7F80 or low < 0x80:  # NaN or an infinity; a subnormal
+        return None
+    frac = (int(np.bitwise_or.reduce(bits, axis=None)) >> 16) & 0x7F | 0x80
+    return top, (low >> 7) + (frac & -frac).bit_length() - 1 - 134
 
 
 def _grouped(fa: np.ndarray, fw: np.ndarray, ca: np.ndarray, cw: np.ndarray, threads: int) -> np.ndarray | None:
@@ -334,10 +378,15 @@ def _source_cells(dest: np.ndarray, cells: int) -> tuple[int, np.ndarray | None]
     return cells, (n * ni + i) * nj + j
 
 
-def _matmul(left: np.ndarray, right: np.ndarray, threads: int) -> np.ndarray:
-    """left @ right (stacks), the rows of `left` split over `threads` float threads when large."""
-    out = np.empty((*np.broadcast_shapes(left.shape[:-2], right.shape[:-2]), left.shape[-2], right.shape[-1]),
-                   np.float32)
+def _product_shape(left: np.ndarray, right: np.ndarray) -> tuple[int, ...]:
+    return (*np.broadcast_shapes(left.shape[:-2], right.shape[:-2]), left.shape[-2], right.shape[-1])
+
+
+def _matmul(left: np.ndarray, right: np.ndarray, threads: int, out: np.ndarray | None = None) -> np.ndarray:
+    """left @ right (stacks) into `out` (new when None), the rows of `left` split over
+    `threads` float threads when large."""
+    if out is None:
+        out = np.empty(_product_shape(left, right), np.float32)
     n = left.shape[-2]
     if threads <= 1 or n < 2 * threads or out.size * left.shape[-1] < PARALLEL_MIN:
         np.matmul(left, right, out=out)

@@ -46,8 +46,8 @@ from backends.cpu import contract_float, row_classes
 from backends.cpu import contract_jit_exact as jit_exact
 from backends.cpu import contract_jit_rows as jit_rows
 
-__all__ = ["ENV", "JIT_MIN", "core", "enabled", "float_stored", "inverse_cells", "place", "scanned",
-           "stored_rows"]
+__all__ = ["ENV", "JIT_MIN", "core", "enabled", "float_stored", "inverse_cells", "loaded_bounds", "place",
+           "scanned", "stored_rows"]
 
 ENV = "NPU_OPT_CPU_JIT"
 """Set to 0 to run the numpy float core even when numba is importable."""
@@ -97,11 +97,14 @@ def float_stored(raw: np.ndarray, cls: np.ndarray, dtype, gather,
 
 def stored_rows(raw: np.ndarray, row_of: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(the distinct rows of `raw` by `distinct_rows`, each spatial row's index among them);
-    `raw` itself when every row is kept in order (no copy)."""
+    a view of `raw` when the rows kept run in order (no copy: a switch's distinct rows put
+    the padding row no spatial row of the operand reads last)."""
     reps, cls = distinct_rows(raw, row_of)
-    if reps is not None and not (len(reps) == raw.shape[0] and (np.diff(reps) == 1).all()):
-        raw = raw[reps]
-    return raw, cls
+    if reps is None:
+        return raw, cls
+    if len(reps) and (np.diff(reps) == 1).all():  # a run of rows, in order
+        return raw[reps[0]:reps[-1] + 1], cls
+    return raw[reps], cls
 
 
 def distinct_rows(raw: np.ndarray, row_of: np.ndarray | None = None) -> tuple[np.ndarray | None, np.ndarray]:
@@ -132,6 +135,16 @@ def _range_of(raw: np.ndarray, gather, wide: bool, threads: int) -> tuple[int, i
     sign = 0x80000000 if wide else 0x8000
     low = min(int(lo) for _, lo in found) + 1  # every pattern zero: the sign bit, mask + 1
     return max(int(t) for t, _ in found), low if low < 2 * sign else sign
+
+
+def loaded_bounds(half: np.ndarray, gather) -> tuple[int, int] | None:
+    """(largest, smallest nonzero) bf16 magnitude pattern of the cells of the stored rows
+    `half` (rows, cells; uint16) that `gather` reads (the smallest 0x8000 when every one is
+    zero), in one compiled pass, when numba is already loaded and not turned off; else None
+    (numba is never loaded for it)."""
+    if not kernels_compile.loaded() or not enabled(True) or half.shape[0] == 0:
+        return None
+    return _range_of(half.reshape(half.shape[0], -1), gather, False, 1)
 
 
 def _on_rows(kernel, rows: int, threads: int, work: int, args) -> list:

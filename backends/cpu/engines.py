@@ -9,7 +9,7 @@ import numpy as np
 from ir.data_movement_ops import Switch, Transpose
 from ir.switch.semantics import switch_data, transpose_data
 
-from backends.cpu import layout, switch_rows
+from backends.cpu import compact_moves, layout, switch_rows
 from backends.cpu.handlers import handles
 from backends.cpu.lazy_rows import LazyRows
 
@@ -25,14 +25,18 @@ def transpose(op: Transpose, buf: np.ndarray) -> np.ndarray:
     return out.reshape(layout.shape_of(op.result.type))
 
 
-@handles(Switch)
-def switch(op: Switch, buf: np.ndarray) -> np.ndarray | LazyRows:
+@handles(Switch, lazy=True, compact=True, gathers=True)  # a broadcast gathers from a fetch not made yet
+def switch(op: Switch, buf) -> np.ndarray | LazyRows:
     """Switch Engine, on each (chip, cluster)'s ring of slices. Padding positions of the
     output (a tile the engine may write over `#` don't-care) are zeroed, as in every buffer.
-    A broadcast is held as its distinct rows (backends/cpu/switch_rows.py)."""
+    A broadcast is held as its distinct rows (backends/cpu/switch_rows.py), gathered from
+    its input's moves not made yet when they carry whole packets."""
+    if not isinstance(buf, (np.ndarray, compact_moves.Pending)):
+        buf = compact_moves.materialize(buf)
     copies = switch_rows.distinct(op, buf)
     if copies is not None:
         return copies
+    buf = compact_moves.materialize(buf)
     t, out_t = op.input.type, op.result.type
     rings = buf.reshape(-1, t.slice.size, t.time.size, t.packet.size)
     out = None  # each ring written into the result as it comes (a stack of a list held the result twice)

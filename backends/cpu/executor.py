@@ -187,7 +187,7 @@ def _steps(kernel: Kernel) -> tuple[_Step, ...]:
     steps = [_Step(op, ids, None if isinstance(op, Return) else op.result.id, takes_lazy(op),
                    tuple(dict.fromkeys(v for v in ids if last.get(v) == position)), takes_compact(op))
              for position, (op, ids) in enumerate(zip(kernel.ops, operands))]
-    fed = compact.read_full(steps)
+    fed = compact.read_full(steps, lambda s: bool(HANDLERS.facts(type(s.op)).get("gathers")))
     steps = [attrs.evolve(s, fresh=s.result not in fed) if HANDLERS.facts(type(s.op)).get("makes_compact") else s
              for s in steps]
     spans = loops(kernel.ops)

@@ -14,10 +14,11 @@ import math
 import numpy as np
 import pytest
 
-from backends.cpu import CpuBackend, CpuOptions, contract_blas, contract_float
+from backends.cpu import CpuBackend, CpuOptions, contract_blas, contract_float, contract_jit
 from backends.cpu.gathers import Gather
 from benchmarks.drawn_kernels import draw, pinned
 from tests.backends.oracles import f32_to_bf16_bits
+from tests.optional_deps import need
 
 
 def _true_range(patterns: np.ndarray) -> tuple[int, int] | None:
@@ -98,6 +99,53 @@ def test_unit_floor_exact_on_one_value_and_zeros() -> None:
         assert contract_blas.unit_floor(patterns)[1] == unit, value
     assert contract_blas.unit_floor(np.array([0x0000, 0x8000], np.uint16)) == (0, 1 << 14)
     assert contract_blas.unit_floor(np.zeros(0, np.uint16)) == (0, 1 << 14)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_guard_reads_widened_patterns_in_blocks(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """`unit_floor` and `unit_range` of widened patterns (uint32, pattern << 16: what the
+    contraction checks, the cells its layouts read) equal those of the bf16 patterns, the
+    floor taken a few cells at a time (`_FLOOR_BLOCK`); a bad value in the last block, the
+    smallest value in the first, the top in the middle, all found."""
+    monkeypatch.setattr(contract_blas, "_FLOOR_BLOCK", 7)
+    rng = np.random.default_rng(seed)
+    ints = rng.integers(-255, 256, 60)
+    ints[rng.random(60) < 0.2] = 0
+    scale = 2.0 ** rng.integers(-60, 60, 60) if seed % 2 else 2.0 ** int(rng.integers(-60, 60))
+    patterns = f32_to_bf16_bits((ints * scale).astype(np.float32))
+    patterns[30] = 0x7F00 if seed < 3 else patterns[30]
+    wide = patterns.astype(np.uint32) << 16
+    top, unit = _true_range(patterns)
+    assert contract_blas.unit_range(wide) == contract_blas.unit_range(patterns) == (top, unit)
+    got = contract_blas.unit_floor(wide.reshape(6, 10))
+    assert got == contract_blas.unit_floor(patterns) and got[0] == top and got[1] <= unit
+    bad = wide.copy()
+    bad[-1] = (0x7FC1, 0x0001, 0xFF80)[seed % 3] << 16
+    assert contract_blas.unit_floor(bad) is None and contract_blas.unit_range(bad) is None
+    assert contract_blas.unit_floor(np.zeros(20, np.uint32) | np.uint32(0x80000000)) == (0, 1 << 14)
+
+
+@pytest.mark.parametrize("bad_cell", [None, 0, 5])
+def test_the_compiled_floor_reads_the_cells_the_layout_reads(bad_cell: int | None) -> None:
+    """With numba loaded, `_floor` takes the bounds in one compiled pass over the stored cells
+    the gather reads: the same floor as `unit_floor` of the widened cells, and a NaN in a
+    cell no layout reads (cell 0; a read cell: 5) does not stop the BLAS path."""
+    need("numba", "test")
+    assert contract_jit.enabled(True)  # numba loaded
+    rng = np.random.default_rng(5)
+    raw = f32_to_bf16_bits((rng.integers(-100, 100, (4, 40)) * 0.25).astype(np.float32))
+    raw[:, 1:3] = 0
+    if bad_cell is not None:
+        raw[2, bad_cell] = 0x7FC1
+    i, g, r, n = 2, 2, 4, 2  # cells 4 + 16 i + 8 g + 2 r + n: 4..35, cell 0 never read
+    index = 4 + np.add.outer(np.add.outer(np.add.outer(16 * np.arange(i), 8 * np.arange(g)), 2 * np.arange(r)),
+                             np.arange(n))
+    gather = Gather(digits=(0, 1, 2, 3), groups=(i, g, r, n), index=index, offset=4, shape=(i, g, r, n),
+                    strides=(16, 8, 2, 1))
+    bits = contract_blas._widened(raw, gather).view(np.uint32)
+    got = contract_blas._floor(raw, gather, bits)
+    assert got == contract_blas.unit_floor(bits)
+    assert (got is None) == (bad_cell == 5)
 
 
 @pytest.mark.parametrize("strided", [True, False])

@@ -501,3 +501,22 @@ def test_the_range_scan_matches_numpy(wide: bool, fill: str, monkeypatch: pytest
                                   strides=None)
     for threads in (1, 2):
         assert contract_jit._range_of(raw, gather, wide, threads) == want
+
+
+def test_stored_rows_in_order_are_a_view_and_others_a_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`stored_rows` keeps rows `row_of` names in one run as a view of them (a switch's
+    distinct rows, the padding row last and unread: no copy of megabytes of rows), and
+    copies out rows it names out of order or with gaps; the classes the same either way."""
+    raw = np.arange(5 * 6, dtype=np.uint16).reshape(5, 6)
+    rows, cls = contract_jit.stored_rows(raw, np.array([1, 3, 2, 2, 1, 3]))
+    assert np.shares_memory(rows, raw) and np.array_equal(rows, raw[1:4])
+    assert np.array_equal(rows[cls], raw[[1, 3, 2, 2, 1, 3]])
+    rows, cls = contract_jit.stored_rows(raw, np.array([4, 0, 4]))
+    assert not np.shares_memory(rows, raw) and np.array_equal(rows[cls], raw[[4, 0, 4]])
+    raw[[1, 3]] = raw[[0, 2]]  # rows 0 = 1 and 2 = 3 recorded as copies: classes first met at rows 0, 2
+    monkeypatch.setattr(contract_jit.row_classes, "classes_of", lambda rows: np.array([0, 0, 1, 1, 2]))
+    rows, cls = contract_jit.stored_rows(raw)
+    assert np.array_equal(rows[cls], raw) and rows.shape[0] == 3
+    monkeypatch.setattr(contract_jit.row_classes, "classes_of", lambda rows: np.array([0, 2, 1, 3, 3]))
+    rows, cls = contract_jit.stored_rows(raw)  # first rows 0, 2, 1, 3 by class: all of 0..3, not in order
+    assert np.array_equal(rows[cls], raw[[0, 1, 2, 3, 3]])

@@ -40,3 +40,28 @@ def test_a_switch_of_no_copies_is_written_out():
     op = _op(*CASES["transpose"])
     buf = np.arange(np.prod(layout.shape_of(op.input.type)), dtype=np.int64).reshape(layout.shape_of(op.input.type))
     assert switch_rows.distinct(op, buf) is None
+
+
+@pytest.mark.parametrize("name", [n for n in BROADCASTS if n in CASES])
+def test_a_second_switch_replays_its_plan_and_writes_every_cell(monkeypatch, name):
+    """The gather plan is found at the op's first switch only (`_rows_plan`); a later switch
+    of new values replays it, into scratch holding garbage (the arena's reused memory), and
+    still gives the engine's bits: every cell written, padding and blank packets zero."""
+    op = _op(*CASES[name])
+    t = op.input.type
+    rng = np.random.default_rng(11)
+    first = layout.zero_padding(rng.integers(1, 1 << 30, layout.shape_of(t)).astype(np.int64), t)
+    assert np.array_equal(materialize(switch_rows.distinct(op, first)), _eager(op, first))
+
+    def garbage(shape, dtype):
+        return np.full(shape, -7, dtype)
+
+    def found_again(op):
+        raise AssertionError("the plan is found again")
+
+    monkeypatch.setattr(switch_rows.arena, "empty", garbage)
+    monkeypatch.setattr(switch_rows, "_packet_map", found_again)
+    second = layout.zero_padding(rng.integers(1, 1 << 30, layout.shape_of(t)).astype(np.int64), t)
+    got = switch_rows.distinct(op, second)
+    assert np.array_equal(materialize(got), _eager(op, second))
+    assert not np.array_equal(materialize(got), _eager(op, first))
