@@ -9,7 +9,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from ir.mapping import AxisFactor, OvershootError, PaddingKind, RaggedFactor, m
+from ir.mapping import AxisFactor, OvershootError, PaddingFactor, PaddingKind, RaggedFactor, m
 from ir.mapping.cells import LIVE
 from ir.mapping.structural import _Factoring, structural_factors
 from tests.ir.test_structural import outcome, table_factors
@@ -23,6 +23,7 @@ SPLIT = [
     ("(A #{0} 16) / 4, B, (A #{0} 16) % 4", {"A": 12, "B": 3}),
     ("(A # 8) / 4, (B # 6) / 2, C, (A # 8) % 4, (B # 6) % 2", {"A": 4, "B": 4, "C": 5}),
     ("(A # 12) / 4, B / 2, (A # 12) % 4", {"A": 8, "B": 4}),
+    ("1 # 2, (M # 16) / 8, N, 1 # 4, (M # 16) % 8, K # 5", {"M": 8, "N": 3, "K": 3}),   # padded items
 ]
 
 
@@ -39,6 +40,7 @@ def test_the_split_table_gives_the_whole_tables_factors(text: str, axes: dict[st
     ("R # 24 / 4, A, R # 24 % 4", {"R": 19, "A": 3}),        # a ragged piece spans A's place
     ("(A # 12) / 4, A % 2, (A # 12) % 4", {"A": 8}),        # A's coordinates may sum past 8
     ("(A # 6) / 2, B, (A # 6) % 2, B", {"A": 5, "B": 3}),   # two items with one key
+    ("(A # 8) / 4, 1 #{0} 2, (A # 8) % 4", {"A": 4}),       # two padding kinds: the order decides
 ])
 def test_a_pair_that_does_not_split_is_tabulated(text: str, axes: dict[str, int]) -> None:
     mapping = m(text, axes=axes)
@@ -55,6 +57,10 @@ def test_a_machine_sized_pair_is_factored_without_its_table() -> None:
     try:
         big = structural_factors(m("N # 512 % 512 / 64, M % 1024 / 32, N # 512 % 64, K", axes=axes))
         half = structural_factors(m("N # 512 % 512 / 64, M % 1024 / 32, N # 512 % 64, K % 32", axes=axes))
+        # a DM tensor of one slice in 128 (drawn_s1_2 at small scale): 2^23 positions, M split
+        # around its slice and the padding of the others
+        dm = structural_factors(m("1 # 2, M # 128 % 128 / 128, N % 32 / 16, 1 # 128, M # 128 % 128, K",
+                                  axes={"M": 96, "N": 32, "K": 128}))
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -65,6 +71,9 @@ def test_a_machine_sized_pair_is_factored_without_its_table() -> None:
     tail = [AxisFactor("M", 32, 32, 1024), AxisFactor("N", 1, 64, 384)]
     assert big == [*n_hi, *tail, AxisFactor("K", 1, 256, 256)]
     assert half == [*n_hi, *tail, AxisFactor("K", 1, 32, 256)]
+    m_hi = RaggedFactor.from_table(["M"], np.array([[live, 0], [live, 32], [live, 64], [top, 0]]))
+    assert dm == [PaddingFactor(PaddingKind.TOP, 2), AxisFactor("N", 16, 2, 32), PaddingFactor(PaddingKind.TOP, 128),
+                  m_hi, AxisFactor("M", 1, 32, 96), AxisFactor("K", 1, 128, 128)]
 
 
 def test_an_overshooting_joint_part_is_left_to_the_whole_table() -> None:
