@@ -16,6 +16,7 @@ index `i` along dimension `d` is the `i`-th live position of term `d`.
 from __future__ import annotations
 
 import functools
+import sys
 from typing import Any
 
 import numpy as np
@@ -111,8 +112,11 @@ def select(flat: np.ndarray, element: Mapping) -> np.ndarray:
 
 def refuse_masked(what: str, array: Any) -> None:
     """USAGE for a numpy masked array (`numpy.ma`): a kernel reads every value, so its mask
-    would be silently ignored (`what` names the parameter or buffer)."""
-    if isinstance(array, np.ma.MaskedArray):
+    would be silently ignored (`what` names the parameter or buffer). A masked array exists
+    only once `numpy.ma` is imported: until then the check imports nothing (`np.ma` would
+    import it, 0.5 MiB, on a run's first call: issue 61, first-run memory)."""
+    ma = sys.modules.get("numpy.ma")
+    if ma is not None and isinstance(array, ma.MaskedArray):
         raise NpuOptError(f"{what} is a masked array (numpy.ma): a kernel reads every value and would ignore the "
                           "mask; pass `array.filled(value)` to choose what masked cells hold, or `array.data` for "
                           "them as they are", code="USAGE")

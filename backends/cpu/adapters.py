@@ -17,7 +17,8 @@ from ir.mapping.nodes import Pair, PaddingKind
 from ir.ops import Cast, CommitCast, FetchCast, FetchTableLookup, FetchZeroPointSub
 from ir.types import StreamType
 
-from backends.cpu import layout, moves
+from backends.cpu import compact, compact_moves, layout, moves
+from backends.cpu.compact import Compact
 from backends.cpu.options import DEFAULT, CpuOptions
 from backends.cpu.handlers import handles
 
@@ -82,11 +83,16 @@ def fetch_mask(op: FetchMask, buf: np.ndarray) -> np.ndarray:
     return np.where(zero, np.zeros((), buf.dtype), buf)
 
 
-@handles(Cast, options=True)
-def cast(op: Cast, buf: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray:
+@handles(Cast, options=True, compact=True)
+def cast(op: Cast, buf: np.ndarray | Compact, options: CpuOptions = DEFAULT) -> np.ndarray | Compact:
     """Cast Engine (docs/machine/cast.md): convert every cell, then move P -> out_packet
-    (the live cells keep their positions, the new tail is zero)."""
+    (the live cells keep their positions, the new tail is zero). A `Compact` operand (a
+    value of few live slices, backends/cpu/compact.py) is converted and moved by its live
+    rows only: the padding slices hold zero, which every cast keeps zero."""
     src_t: StreamType = op.input.type
+    if isinstance(buf, Compact):
+        converted = compact.make(_convert(buf.base, src_t.dtype, op.dtype, "cast"), src_t)
+        return compact_moves.move_local(converted, src_t, op.result.type, fast=options.fast_moves)
     converted = _convert(buf, src_t.dtype, op.dtype, "cast")
     return moves.move_local(converted, src_t, op.result.type, fast=options.fast_moves)
 

@@ -30,8 +30,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ir.errors import InternalError
-from ir.mapping import ops as mops
-from ir.mapping.nodes import Mapping, pair_all
+from ir.mapping.nodes import Mapping
 from ir.rules.time_reduction import time_reduction
 
 from backends.cpu import layout, moves, moves_strided
@@ -64,7 +63,7 @@ def _outer_plan(t_size: int, p_size: int, tiling: int, pack: int, flit: int,
         raise InternalError("contract_outer: the stream adapter reads past the stream")
     sidx = t * p_size + q % flit
     trf_levels, pre_levels = (lane, element), (lane, out_time, out_packet)
-    space = moves.key_space(mops.frag(pair_all(list(trf_levels))))
+    space = moves.key_space(moves.joint_frag(trf_levels))  # the levels' own past the table limit
     plan = moves.match_keys(space, trf_levels, pre_levels, "contract_outer", narrow=True)  # int32: kept in the cache
     shape = (lane.size, out_time.size, out_packet.size)
     live = None if plan.live is None else plan.live.reshape(shape)

@@ -10,8 +10,6 @@ import numpy as np
 
 from ir.errors import InternalError
 from ir.fetch_lift_ops import FetchChipLift, FetchClusterLift, FetchLift, FetchSliceLift
-from ir.mapping import ops as mops
-from ir.mapping.nodes import pair_all
 
 from backends.cpu import layout, moves
 from backends.cpu.handlers import handles
@@ -24,7 +22,7 @@ def fetch_lift(op: FetchLift, buf: np.ndarray) -> np.ndarray:
     """Per row r and output cell q: the input cell of row r with q's key."""
     t, out_t = op.input.type, op.result.type
     src_local = layout.local_levels(t)
-    space = moves.key_space(mops.frag(pair_all(list(src_local))))
+    space = moves.key_space(moves.joint_frag(src_local))  # the levels' own past the table limit
     where = moves._where(space, src_local, narrow=False)
     dst_keys, dst_pad = moves.logical_keys((*layout.spatial_levels(out_t), *layout.local_levels(out_t)), space)
     n_rows = layout.n_rows(out_t)

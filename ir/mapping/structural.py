@@ -17,7 +17,9 @@ from ir.mapping.factors import (
     AxisFactor, BroadcastFactor, PaddingFactor, RaggedFactor, canon, factor_size, factors_from_table, split_factor,
     table_matrix,
 )
-from ir.mapping.nodes import Broadcast, Mapping, Modulo, Pad, PaddingKind, Pair, Resize, Stride, Symbol, axis_sizes
+from ir.mapping.nodes import (
+    Broadcast, Mapping, Modulo, Pad, PaddingKind, Pair, Resize, Stride, Symbol, axis_sizes, pair_all, pair_items,
+)
 from ir.mapping.ops import split_factors
 
 if TYPE_CHECKING:
@@ -91,6 +93,27 @@ def _cut(factors: list[Factor], lo: int, hi: int) -> list[Factor] | None:
     return out[::-1]
 
 
+def _apart_item(x: Mapping) -> bool:
+    """An item `tab_apart` factors on its own: a symbol, a broadcast, a chain over a symbol,
+    or a symbol or broadcast padded."""
+    if isinstance(x, (Stride, Modulo)):
+        return isinstance(chain_base(x)[0], Symbol)
+    if isinstance(x, Pad):
+        x = x.operand
+    return isinstance(x, (Symbol, Broadcast))
+
+
+def _padding_kinds(factors: list[Factor]) -> set[int]:
+    """The padding kinds the cells of a factor list hold."""
+    kinds: set[int] = set()
+    for f in factors:
+        if isinstance(f, PaddingFactor):
+            kinds.add(int(f.kind))
+        elif isinstance(f, RaggedFactor):
+            kinds.update(int(k) for k in np.flatnonzero(np.bincount(f.matrix[:, 0])) if k != LIVE)
+    return kinds
+
+
 def _inner_block(factors: list[Factor], target: int) -> tuple[list[Factor], list[Factor], int]:
     """Split off the largest innermost block whose size d divides `target`: (O, I, d).
 
@@ -123,10 +146,57 @@ class _Factoring:
 
     # --- tabulation ---------------------------------------------------------------------
     def tab_node(self, node: Mapping) -> list[Factor]:
-        """TAB of a node: its cell table (joint decoding), factored by steps 2-5."""
+        """TAB of a node: its cell table (joint decoding), factored by steps 2-5. A pair
+        whose chains over compound bases sit among symbols is factored from the table of
+        those chains alone (`tab_apart`): the same factors, no table of the whole pair."""
+        apart = self.tab_apart(node)
+        if apart is not None:
+            return apart
         _bounded(node.size, node)
         mat, names = table_matrix(evaluate(node, np.arange(node.size)))
         return factors_from_table(mat, names, self.sizes)
+
+    def tab_apart(self, node: Mapping) -> list[Factor] | None:
+        """TAB of a pair `..., B / 64, M, B % 64, K` (B compound) without its whole table:
+        TAB of the pair of its chains over compound bases (`B / 64, B % 64`), with each
+        other item's factors put in at its own place. Those items are symbols, broadcasts,
+        chains over symbols and padded symbols or broadcasts (`1 # 128`): no item shares
+        a base with another, so a cell of the pair is the joint chains' cell and the
+        items' cells combined (§5.3 finalize: coordinates added, padding wins) and the
+        pair's table is the product of the parts'. Which padding kind wins follows the
+        order of the items, so all padding must be of one kind. None (tabulate the node)
+        when no such split exists: another node kind in the pair, two members with one
+        key, a ragged piece of the joint table spanning the place of an item, padding of
+        two kinds, or a possible overshoot of the sums."""
+        items = pair_items(node)
+        joint = [isinstance(x, (Stride, Modulo)) and not isinstance(chain_base(x)[0], Symbol) for x in items]
+        if not any(joint) or all(joint) or not all(j or _apart_item(x) for x, j in zip(items, joint)):
+            return None
+        members: list[tuple[Path, Mapping]] = []
+        _scope(node, (), members)
+        keys = [_key(n) for _, n in members if n.size >= 2]
+        if len(set(keys)) < len(keys):
+            return None  # merged terms: their values add before the overshoot check
+        inner = pair_all([x for x, j in zip(items, joint) if j])
+        if inner.size > TAB_CELL_LIMIT:
+            return None
+        try:
+            rest = self.tab_node(inner)
+        except OvershootError:
+            return None  # the whole table decides, as before
+        out: list[Factor] = []
+        below = inner.size  # cell stride of the joint digits still to place
+        for x, j in zip(items, joint):
+            if j:
+                below //= x.size
+                continue
+            cut = split_factors(rest, below)
+            if cut is None:
+                return None
+            out += [*cut[0], *self.s(x, (), set())]
+            rest = list(cut[1])
+        out = self.canon(out + rest)
+        return None if len(_padding_kinds(out)) > 1 or self.may_overshoot(out) else out
 
     def tab_rows(self, mat: np.ndarray) -> list[Factor]:
         """TAB of a list of cells given as (status, coordinate per axis) rows."""

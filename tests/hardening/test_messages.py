@@ -5,10 +5,13 @@ mask would be ignored."""
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
 import npu_opt
+from ir import host_layout
 from ir.errors import NpuOptError
 from tests.kernel_files import example
 from visa import parse_visa
@@ -64,6 +67,15 @@ def test_a_buffer_refuses_a_masked_array():
     with pytest.raises(NpuOptError) as e:
         buf.write(_masked(buf.shape, np.int32))
     assert e.value.code == "USAGE" and "masked array" in str(e.value)
+
+
+def test_a_plain_array_is_checked_without_importing_numpy_ma(monkeypatch):
+    # numpy.ma costs 0.5 MiB of a first run's memory (issue 61); no masked array can exist
+    # before it is imported, so the check must not import it
+    monkeypatch.delitem(sys.modules, "numpy.ma", raising=False)
+    monkeypatch.delattr(np, "ma", raising=False)  # else `np.ma` reads the attribute left by the import
+    host_layout.refuse_masked("parameter `x`", np.zeros(3))
+    assert "numpy.ma" not in sys.modules
 
 
 GATHER = '''
