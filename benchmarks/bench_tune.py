@@ -61,6 +61,7 @@ from driver.tune import tune  # noqa: E402
 from driver.tune_cluster import local_cluster  # noqa: E402
 from driver.tune_exec import FactoryRef, load_space  # noqa: E402
 from benchmarks.drawn_kernels import draw_space  # noqa: E402
+from benchmarks.tune_task_cpu import count_task_cpu, task_cpu  # noqa: E402
 
 FILE = str(ROOT / "examples" / "tune_gemm_bf16.py")
 GOAL = 1.6
@@ -116,12 +117,15 @@ SPACE = space_of(draw_space({seed}), run=False)
 """
 
 
-def _worker_cpu(address: str) -> tuple[dict[str, float], float]:
-    """Each dask worker's process CPU seconds so far, and the scheduler's. The client is
-    closed again before the sweep: while its thread runs, a `--jobs 2` pool in this process
-    would be spawned, not forked as on the command line (driver/tune_exec.py `_start_method`)."""
+def _worker_cpu(address: str) -> tuple[dict[str, tuple[float, float]], float]:
+    """Each dask worker's (process CPU seconds, CPU seconds of its candidates) so far, and the
+    scheduler's CPU seconds. The client is closed again before the sweep: while its thread
+    runs, a `--jobs 2` pool in this process would be spawned, not forked as on the command
+    line (driver/tune_exec.py `_start_method`)."""
     with Client(address, timeout=30) as client:
-        return client.run(time.process_time), client.run_on_scheduler(time.process_time)
+        client.run(count_task_cpu)
+        procs, tasks = client.run(time.process_time), client.run(task_cpu)
+        return {w: (procs[w], tasks[w]) for w in procs}, client.run_on_scheduler(time.process_time)
 
 
 def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool) -> list[tuple[float, float, bool]]:
@@ -139,7 +143,7 @@ def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool
             address = stack.enter_context(local_cluster(workers=2, threads=1))
             runs["dask 2x1"] = lambda: tune(space, ref=ref, scheduler=address)
         times: dict[str, list[float]] = {name: [] for name in runs}
-        cpus: dict[str, list[tuple[float, float, float, float]]] = {name: [] for name in runs}
+        cpus: dict[str, list[tuple[float, ...]]] = {name: [] for name in runs}
         winners: dict[str, set[int | None]] = {name: set() for name in runs}
         with threadpool_limits(1):
             for k in range(rounds):
@@ -152,12 +156,14 @@ def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool
                     start = time.perf_counter()
                     result = runs[name]()
                     times[name].append(time.perf_counter() - start)
-                    spent, sched_spent = [], 0.0
+                    spent, sched_spent = [(0.0, 0.0)], 0.0
                     if remote:
                         now, sched_now = _worker_cpu(address)
-                        spent, sched_spent = [t - remote[w] for w, t in now.items()], sched_now - sched
-                    cpus[name].append((time.process_time() - own, _children_cpu() - kids, max(spent, default=0.0),
-                                       sched_spent))
+                        spent = [(t[0] - remote[w][0], t[1] - remote[w][1]) for w, t in now.items()]
+                        sched_spent = sched_now - sched
+                    busiest = max(spent)  # the worker of most process CPU, and its candidates' CPU
+                    cpus[name].append((time.process_time() - own, _children_cpu() - kids, busiest[0], sched_spent,
+                                       busiest[1]))
                     winners[name].add(None if result.winner is None else result.winner.index)
                     if k == 0:
                         print(f"  {name} sweep: {result.count('ok')} scheduled, {result.count('pruned')} pruned, "
@@ -171,10 +177,11 @@ def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool
     out = []
     for name, t in times.items():
         med = statistics.median(t)
-        own, kids, busiest, sched = (statistics.median(x[i] for x in cpus[name]) for i in range(4))
+        own, kids, busiest, sched, tasks = (statistics.median(x[i] for x in cpus[name]) for i in range(5))
         if name == "dask 2x1":
             print(f"  {name:9} CPU: this process {own:.2f} s (the probe's child {kids:.2f} s), the busiest dask worker "
-                  f"{busiest:.2f} s, the scheduler {sched:.2f} s (medians)")
+                  f"{busiest:.2f} s ({tasks:.2f} s its candidates, the rest its event loop: heartbeats, ticks, "
+                  f"the system monitor, more the longer the wall time), the scheduler {sched:.2f} s (medians)")
         else:  # a dask worker's CPU is not this process's child's until the cluster stops
             print(f"  {name:9} CPU: this process {own:.2f} s, its worker processes {kids:.2f} s (medians)")
             busiest = kids if name == "jobs 2" else 0.0  # one pool worker
