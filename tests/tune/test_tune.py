@@ -38,6 +38,21 @@ def _space(name: str = "SPACE"):
     return load_space(FactoryRef(FILE, name))
 
 
+DRAWN = """import attrs
+from benchmarks.drawn_kernels import draw_space
+from synth.space import space_of
+_whole = space_of(draw_space(0), run=False)
+SPACE = attrs.evolve(_whole, params={n: (v[::12] if n == "placement" else v) for n, v in _whole.params})
+"""
+
+
+def _drawn(tmp_path: Path) -> FactoryRef:
+    """A small drawn space (seed 0 with every twelfth placement: 20 candidates), as a tune file."""
+    path = tmp_path / "drawn_small.py"
+    path.write_text(DRAWN)
+    return FactoryRef(str(path), "SPACE")
+
+
 def _makespans(space) -> dict[int, int]:
     """Each candidate compiled on its own: index -> makespan (candidates that compile)."""
     out = {}
@@ -130,6 +145,10 @@ def test_dask_scheduler_and_worker_processes_run_the_space_unchanged(tmp_path: P
         status = _within(120, lambda: main(["tune", FILE, "--space", "SPACE", "--scheduler", address,
                                             "-o", str(tmp_path), "--format", "json"]))
         _a_worker_prunes_against_the_other_workers_best(address)
+        drawn = _drawn(tmp_path)
+        drawn_serial = tune(load_space(drawn))
+        drawn_dask = _within(120, lambda: tune(load_space(drawn), ref=drawn, scheduler=address))
+    assert drawn_dask.winner.index == drawn_serial.winner.index and drawn_serial.count("pruned")
     assert remote.executor == f"dask at {address} (2 threads)"
     assert [(c.status, c.makespan) for c in remote.candidates] == [(c.status, c.makespan) for c in inline.candidates]
     assert remote.winner.index == inline.winner.index
@@ -390,12 +409,17 @@ def test_a_batch_prunes_against_the_best_found_in_its_sweep_and_the_pools(monkey
         tune_eval.share_best(None)
 
 
-def test_pruned_sweeps_agree_across_executors() -> None:
+def test_pruned_sweeps_agree_across_executors(tmp_path: Path) -> None:
     """Serial and `--jobs 2` sweeps with pruning: the same winner, every candidate either
-    scheduled with the unpruned sweep's makespan or pruned with a bound above the winner's."""
+    scheduled with the unpruned sweep's makespan or pruned with a bound above the winner's;
+    on a small drawn space too."""
     full = tune(_space(), prune=False)
     for result in (tune(_space()), tune(_space(), ref=FactoryRef(FILE, "SPACE"), jobs=2)):
         _agrees(result, full)
+    drawn = _drawn(tmp_path)
+    serial = tune(load_space(drawn))
+    assert len(serial.candidates) >= 12 and serial.count("pruned")
+    assert tune(load_space(drawn), ref=drawn, jobs=2).winner.index == serial.winner.index
 
 
 def _agrees(result, full) -> None:
