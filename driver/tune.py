@@ -16,7 +16,8 @@ Either way its status is `pruned`: it could not win.
 Candidates leave in an order spread over the space (`spread`: bit-reversed indices), so a
 makespan near the best is known while most of the space is unswept and prunes it.
 Candidates go to the executor (inline, `jobs` processes, or a dask.distributed cluster at
-`scheduler`) in batches of several (driver/tune_eval.py), each sent with the best makespan
+`scheduler`) in batches of several (driver/tune_eval.py; sized by the measured price of
+their candidates, driver/tune_batches.py), each sent with the best makespan
 known when it leaves and pruning against what its process has found in the sweep (and, in
 a `jobs` pool, what any of the pool's processes has found: a shared value); a new batch
 leaves whenever one comes back, so no worker waits for the slowest of a round.
@@ -45,19 +46,11 @@ from tu_ops.target import for_chips, get_target
 from visa.schedule import builtin_rates, schedule_artifact
 
 from driver.tune_bits import Runs, compare_bits
+from driver.tune_batches import MAX_BATCH, MIN_BATCH, SHARES, Costs, batch_size
 from driver.tune_eval import Batch, Candidate, evaluate_timed
 from driver.tune_exec import FactoryRef, make_executor
 
 __all__ = ["Candidate", "TuneResult", "tune", "with_text"]
-
-# A batch is about 1/(SHARES * width) of the points not yet sent, and about BATCH_SECONDS of
-# work at the cost per candidate measured so far (CPU seconds, by the workers, on the batches back):
-# MAX_BATCH at most (a batch carries the best makespan known when it leaves: a long one
-# prunes against an old one), MIN_BATCH at least (a task's round trip is paid once per
-# batch); small at the end, where a process that finds the queue empty waits for the
-# batches the others still hold, and when candidates are dear.
-SHARES, MIN_BATCH, MAX_BATCH = 3, 2, 8
-BATCH_SECONDS = 0.5
 
 
 @attrs.frozen
@@ -90,22 +83,23 @@ def _ranked(candidates: Sequence[Candidate]) -> list[Candidate]:
 def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int]], Batch],
            take: Callable[[list[Candidate]], None]) -> None:
     """Evaluate every point in batches: up to two batches in flight per worker, this process
-    evaluating one itself while they run (when the executor lets it). A batch takes a share of
-    what is left (`_batch_size`), so batches shrink as the space drains: the last ones, which
+    evaluating one itself while they run (when the executor lets it). A batch holds about the
+    same predicted work, a share of what is left (driver/tune_batches.py: by the CPU seconds
+    each candidate back cost), so batches shrink as the space drains: the last ones, which
     the other processes may have to wait for, are short. When this process helps, it first
     evaluates small batches alone until one candidate compiles (a few at most), so every
     batch the workers get carries a makespan to prune against: a batch sent without one
     lowers its candidates in full until it finds its own."""
     queue = deque(spread(len(points)))
-    spent = [0.0, 0]  # worker seconds and candidates of the batches back
+    costs = Costs(points)  # what each candidate back cost (CPU seconds, measured where it ran)
 
     def batch() -> Batch:
-        per = spent[0] / spent[1] if spent[1] else None
-        return make([queue.popleft() for _ in range(min(len(queue), _batch_size(len(queue), executor.width, per)))])
+        head = [queue[k] for k in range(min(len(queue), MAX_BATCH))]
+        size = batch_size(head, len(queue), executor.width, costs)
+        return make([queue.popleft() for _ in range(size)])
 
-    def back(timed: tuple[float, list[Candidate]]) -> None:
-        spent[0] += timed[0]
-        spent[1] += len(timed[1])
+    def back(timed: tuple[Sequence[float], list[Candidate]]) -> None:
+        costs.add([c.index for c in timed[1]], timed[0])
         take(timed[1])
 
     pending: set[Any] = set()
@@ -137,15 +131,6 @@ def spread(count: int) -> list[int]:
     bits = max(1, (count - 1).bit_length())
     reversed_ = (int(format(k, f"0{bits}b")[::-1], 2) for k in range(1 << bits))
     return [k for k in reversed_ if k < count]
-
-
-def _batch_size(left: int, width: int, per: float | None = None) -> int:
-    """About 1/(SHARES * width) of the `left` points and BATCH_SECONDS of work at `per`
-    seconds a candidate (unknown: no limit), within [MIN_BATCH, MAX_BATCH]."""
-    share = -(-left // (SHARES * width))
-    if per is not None and per > 0:
-        share = min(share, max(1, round(BATCH_SECONDS / per)))
-    return max(MIN_BATCH, min(MAX_BATCH, share))
 
 
 def tune(space: Space, *, ref: FactoryRef | None = None, target: str = "rngd", jobs: int = 1,

@@ -1,5 +1,6 @@
-"""A dask.distributed cluster on this machine, started the way dask's docs say: one
-`dask scheduler` process and `dask worker` processes pointed at it (docs/tuning.md).
+"""A dask.distributed cluster on this machine, started the way docs/tuning.md says: one
+`dask scheduler` process and `dask worker` processes pointed at it, which import the tuner
+when they start (`--preload`) and run without dask's statistical profiler (`WORKER_ENV`).
 
 `local_cluster(workers, threads)` starts them on free ports, waits (with a timeout) until
 the workers have joined, yields the scheduler's address (tcp://127.0.0.1:PORT) and stops
@@ -25,6 +26,13 @@ from ir.errors import NpuOptError
 __all__ = ["local_cluster"]
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# A tune worker's settings (docs/tuning.md "Workers"): dask's statistical profiler samples the
+# stack of a running task every 10 ms, which costs a compile-bound worker about 0.01 CPU
+# seconds a wall second (measured on one drawn space's batch, profiler on 0.023, off 0.013 s
+# a second above the task's own CPU); nobody reads a tune worker's profile.
+WORKER_ENV = {"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False"}
+PRELOAD = "driver.tune_share"  # the tuner, imported at the worker's start, not in its first task
 
 
 def _free_port() -> int:
@@ -70,7 +78,8 @@ def local_cluster(workers: int = 2, threads: int = 1, timeout: float = 60.0) -> 
                                "--no-dashboard"], **quiet)]
     try:
         procs.append(subprocess.Popen([*_dask(), "worker", address, "--nworkers", str(workers), "--nthreads",
-                                       str(threads), "--no-dashboard", "--host", "127.0.0.1"], **quiet))
+                                       str(threads), "--no-dashboard", "--host", "127.0.0.1", "--preload", PRELOAD],
+                                      **{**quiet, "env": {**env, **WORKER_ENV}}))
         deadline = time.monotonic() + timeout
         with Client(address, timeout=timeout) as client:
             while len(client.scheduler_info()["workers"]) < workers:

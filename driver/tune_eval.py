@@ -137,18 +137,19 @@ def _found(makespan: int) -> None:
         _SHARED_BEST[0].offer(makespan)
 
 
-def evaluate_timed(batch: Batch) -> tuple[float, list[Candidate]]:
-    """(the CPU seconds it took this thread, `evaluate_batch(batch)`): what the sweep sizes
-    batches by (CPU, not wall time: a busy machine stretches the wall time of every batch
-    alike and would shrink them all to the smallest)."""
-    start = time.thread_time()
-    out = evaluate_batch(batch)
-    return time.thread_time() - start, out
+def evaluate_timed(batch: Batch) -> tuple[tuple[float, ...], list[Candidate]]:
+    """(the CPU seconds each candidate took this thread, `evaluate_batch(batch)`): what the
+    sweep sizes batches by (driver/tune_batches.py; CPU, not wall time: a busy machine
+    stretches the wall time of every candidate alike and would shrink every batch)."""
+    seconds: list[float] = []
+    out = evaluate_batch(batch, seconds)
+    return tuple(seconds), out
 
 
-def evaluate_batch(batch: Batch) -> list[Candidate]:
+def evaluate_batch(batch: Batch, seconds: list[float] | None = None) -> list[Candidate]:
     """Every candidate of `batch`, in order, each pruned against the best makespan known:
-    the batch's cutoff, what this process found in the sweep, the pool's shared best."""
+    the batch's cutoff, what this process found in the sweep, the pool's shared best.
+    `seconds`, if given, receives each candidate's CPU seconds."""
     space = resolve_space(batch.ref)
     if batch.sweep != _SWEEP[0] or not batch.sweep:  # a batch of no named sweep stands alone
         _KNOWN.clear()
@@ -156,10 +157,13 @@ def evaluate_batch(batch: Batch) -> list[Candidate]:
         _OWN_BEST[0] = None
     out = []
     for index, params in batch.items:
+        start = time.thread_time()
         c = evaluate(space, index, params, batch.target, _best_known(batch.cutoff) if batch.prune else None)
         if batch.prune and c.status == "ok":
             _found(c.makespan)
         out.append(c)
+        if seconds is not None:
+            seconds.append(time.thread_time() - start)
     return out
 
 

@@ -19,7 +19,7 @@ import pytest
 
 import npu_opt
 from driver import tune as tune_mod
-from driver import tune_eval
+from driver import tune_batches, tune_eval
 from driver.cli import main
 from driver.tune import tune
 from driver.tune_cluster import local_cluster
@@ -36,6 +36,21 @@ FILE = str(Path(__file__).with_name("small_space.py"))
 
 def _space(name: str = "SPACE"):
     return load_space(FactoryRef(FILE, name))
+
+
+DRAWN = """import attrs
+from benchmarks.drawn_kernels import draw_space
+from synth.space import space_of
+_whole = space_of(draw_space(0), run=False)
+SPACE = attrs.evolve(_whole, params={n: (v[::12] if n == "placement" else v) for n, v in _whole.params})
+"""
+
+
+def _drawn(tmp_path: Path) -> FactoryRef:
+    """A small drawn space (seed 0 with every twelfth placement: 20 candidates), as a tune file."""
+    path = tmp_path / "drawn_small.py"
+    path.write_text(DRAWN)
+    return FactoryRef(str(path), "SPACE")
 
 
 def _makespans(space) -> dict[int, int]:
@@ -130,6 +145,10 @@ def test_dask_scheduler_and_worker_processes_run_the_space_unchanged(tmp_path: P
         status = _within(120, lambda: main(["tune", FILE, "--space", "SPACE", "--scheduler", address,
                                             "-o", str(tmp_path), "--format", "json"]))
         _a_worker_prunes_against_the_other_workers_best(address)
+        drawn = _drawn(tmp_path)
+        drawn_serial = tune(load_space(drawn))
+        drawn_dask = _within(120, lambda: tune(load_space(drawn), ref=drawn, scheduler=address))
+    assert drawn_dask.winner.index == drawn_serial.winner.index and drawn_serial.count("pruned")
     assert remote.executor == f"dask at {address} (2 threads)"
     assert [(c.status, c.makespan) for c in remote.candidates] == [(c.status, c.makespan) for c in inline.candidates]
     assert remote.winner.index == inline.winner.index
@@ -226,7 +245,7 @@ def _swept(count: int, monkeypatch: pytest.MonkeyPatch) -> tuple[_Counting, list
     executor (its batch sizes) and the indices that came back."""
     points = [{"k": k} for k in range(count)]
     monkeypatch.setattr(tune_eval, "evaluate_batch",
-                        lambda b: [Candidate(i, p, "ok", makespan=1, bound=1) for i, p in b.items])
+                        lambda b, *_: [Candidate(i, p, "ok", makespan=1, bound=1) for i, p in b.items])
     executor, seen = _Counting(), []
     tune_mod._sweep(executor, points, lambda idx: Batch(None, "rngd", None, True, tuple((i, points[i]) for i in idx)),
                     lambda cs: seen.extend(c.index for c in cs))
@@ -246,8 +265,8 @@ def test_batches_shrink_as_the_space_drains(monkeypatch: pytest.MonkeyPatch) -> 
     executor, _ = _swept(216, monkeypatch)
     sizes = executor.tasks
     assert sum(sizes) == 216 and sizes == sorted(sizes, reverse=True)
-    assert sizes[0] == tune_mod.MAX_BATCH and sizes[-4:] == [tune_mod.MIN_BATCH] * 4
-    assert tune_mod.MIN_BATCH < tune_mod.MAX_BATCH
+    assert sizes[0] == tune_batches.MAX_BATCH and sizes[-4:] == [tune_batches.MIN_BATCH] * 4
+    assert tune_batches.MIN_BATCH < tune_batches.MAX_BATCH
 
 
 def test_report_files(tmp_path: Path) -> None:
@@ -282,17 +301,17 @@ def test_space_rejects_an_empty_parameter() -> None:
 
 def test_batches_are_sized_by_the_measured_cost(monkeypatch: pytest.MonkeyPatch) -> None:
     """Once batches come back, a batch holds about BATCH_SECONDS of work at the measured cost
-    per candidate: dear candidates travel MIN_BATCH at a time, cheap ones MAX_BATCH."""
-    for seconds, want in ((1.0, tune_mod.MIN_BATCH), (0.001, tune_mod.MAX_BATCH)):
+    per candidate: dear candidates travel one at a time, cheap ones MAX_BATCH
+    (tests/tune/test_tune_batches.py: prices that vary)."""
+    for seconds, want in ((1.0, 1), (0.001, tune_batches.MAX_BATCH)):
         points = [{"k": k} for k in range(200)]
         monkeypatch.setattr(tune_mod, "evaluate_timed", lambda b, s=seconds: (
-            s * len(b.items), [Candidate(i, p, "ok", makespan=1, bound=1) for i, p in b.items]))
+            (s,) * len(b.items), [Candidate(i, p, "ok", makespan=1, bound=1) for i, p in b.items]))
         executor = _Counting()
         tune_mod._sweep(executor, points, lambda idx: Batch(None, "rngd", None, True,
                                                              tuple((i, points[i]) for i in idx)), lambda cs: None)
-        assert executor.tasks[0] == tune_mod.MAX_BATCH  # nothing measured yet
+        assert executor.tasks[0] == tune_batches.MAX_BATCH  # nothing measured yet
         assert executor.tasks[5] == want, seconds
-    assert tune_mod._batch_size(200, 2, 0.1) == round(tune_mod.BATCH_SECONDS / 0.1)
 
 
 def test_this_process_finds_a_makespan_before_any_batch_leaves(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -310,7 +329,7 @@ def test_this_process_finds_a_makespan_before_any_batch_leaves(monkeypatch: pyte
     def fake(batch, k):  # the first k candidates evaluated are refused, the rest compile
         done = sum(n for where, n in log if where == "here")
         log.append(("here", len(batch.items)))
-        return 0.0, [Candidate(i, p, "ok" if done + j >= k else "refused", makespan=1 if done + j >= k else None)
+        return (0.0,) * len(batch.items), [Candidate(i, p, "ok" if done + j >= k else "refused", makespan=1 if done + j >= k else None)
                      for j, (i, p) in enumerate(batch.items)]
 
     for first_ok, want in ((4, 3), (0, 1), (99, 3)):
@@ -319,7 +338,7 @@ def test_this_process_finds_a_makespan_before_any_batch_leaves(monkeypatch: pyte
         points = [{"k": k} for k in range(40)]
         tune_mod._sweep(Helping(), points, lambda idx: Batch(None, "rngd", None, True,
                                                               tuple((i, points[i]) for i in idx)), lambda cs: None)
-        assert log[:want] == [("here", tune_mod.MIN_BATCH)] * want, first_ok
+        assert log[:want] == [("here", tune_batches.MIN_BATCH)] * want, first_ok
         assert log[want][0] == "sent", first_ok
 
 
@@ -390,12 +409,17 @@ def test_a_batch_prunes_against_the_best_found_in_its_sweep_and_the_pools(monkey
         tune_eval.share_best(None)
 
 
-def test_pruned_sweeps_agree_across_executors() -> None:
+def test_pruned_sweeps_agree_across_executors(tmp_path: Path) -> None:
     """Serial and `--jobs 2` sweeps with pruning: the same winner, every candidate either
-    scheduled with the unpruned sweep's makespan or pruned with a bound above the winner's."""
+    scheduled with the unpruned sweep's makespan or pruned with a bound above the winner's;
+    on a small drawn space too."""
     full = tune(_space(), prune=False)
     for result in (tune(_space()), tune(_space(), ref=FactoryRef(FILE, "SPACE"), jobs=2)):
         _agrees(result, full)
+    drawn = _drawn(tmp_path)
+    serial = tune(load_space(drawn))
+    assert len(serial.candidates) >= 12 and serial.count("pruned")
+    assert tune(load_space(drawn), ref=drawn, jobs=2).winner.index == serial.winner.index
 
 
 def _agrees(result, full) -> None:
