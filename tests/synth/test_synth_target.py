@@ -152,17 +152,19 @@ def test_a_gemv_split_of_k_over_chips_runs_with_rows_per_slice(tmp_path: Path,
 
 def test_a_batched_gemm_splits_its_batch_over_the_chips_by_default(tmp_path: Path,
                                                                     capsys: pytest.CaptureFixture) -> None:
-    status, out = _synth(tmp_path, "out[b,m,n] = a[b,m,k] * w[b,n,k]", "b=4,m=128,n=128,k=32",
+    status, out = _synth(tmp_path, "out[b,m,n] = a[b,m,k] * w[b,n,k]", "b=4,m=256,n=256,k=32",
                          "--target", "rngd-2chip")
     assert status == 0, capsys.readouterr().err
-    assert "@device(chip=2)" in (out / "synth_kernel.py").read_text()
+    text = (out / "synth_kernel.py").read_text()
+    # 256 x 256 keeps what 512 x 512 chose: two batch elements side by side, w by switch
+    assert "@device(chip=2)" in text and "2 batch elements side by side" in text and "w by switch" in text
     kernel = load_file(out / "synth_kernel.py")[0].synth_kernel
     rng = np.random.default_rng(7)
-    a, w = _i8(rng, 4, 128, 32), _i8(rng, 4, 128, 32)
+    a, w = _i8(rng, 4, 256, 32), _i8(rng, 4, 256, 32)
     want = np.einsum("bmk,bnk->bmn", a.astype(np.int64), w.astype(np.int64)).astype(np.int32)
-    args = [a.reshape(2, 2, 128, 32), w.reshape(2, 2, 128, 32)]  # chip c holds batch elements 2 c and 2 c + 1
-    for backend, got in _run(kernel, args, np.zeros((2, 2, 128, 128), np.int32)).items():
-        assert np.array_equal(got.reshape(4, 128, 128), want), backend
+    args = [a.reshape(2, 2, 256, 32), w.reshape(2, 2, 256, 32)]  # chip c holds batch elements 2 c and 2 c + 1
+    for backend, got in _run(kernel, args, np.zeros((2, 2, 256, 256), np.int32)).items():
+        assert np.array_equal(got.reshape(4, 256, 256), want), backend
 
 
 @pytest.mark.parametrize("einsum, sizes, extra, message", [
