@@ -19,7 +19,7 @@ from synth import offer as synth_offer, space as synth_space
 from synth import contraction
 from synth.offer import proxy_sizes
 from synth.space import build, source
-from synth.tiling import geometry
+from synth.tiling import geometry, needs_split
 from tests.synth.test_synth import BF16, _operands
 from tu_ops.target import get_target
 from visa.schedule import builtin_rates, schedule_artifact
@@ -32,8 +32,8 @@ def _wide(a: np.ndarray) -> np.ndarray:
 
 
 @pytest.mark.parametrize("dtype, sizes, out_dtype", [
-    ("i8:i32", dict(m=256, n=256, k=4096), np.int32),     # 32 rows x 4096 i8 = 128 KiB: twice the TRF
-    ("bf16:f32", dict(m=256, n=256, k=2048), np.float32),
+    ("i8:i32", dict(m=256, n=256, k=1024), np.int32),     # 128 rows x 1024 i8 = 128 KiB: twice the TRF
+    ("bf16:f32", dict(m=256, n=256, k=512), np.float32),  # 128 rows x 512 bf16, the same
 ])
 def test_a_k_longer_than_a_slice_holds_is_split_across_slices_and_equals_the_oracle(
         tmp_path: Path, capsys: pytest.CaptureFixture, dtype: str, sizes: dict[str, int], out_dtype) -> None:
@@ -43,14 +43,16 @@ def test_a_k_longer_than_a_slice_holds_is_split_across_slices_and_equals_the_ora
         capsys.readouterr().err
     data = json.loads((out / "synth.json").read_text())
     placement = data["candidates"][data["winner"]]["params"]["placement"]
-    # The winner keeps k whole on 64 slices, w's 16 rows filling the TRF, and spreads a's block over
-    # the 16 slices of its row (`a by switch`): 75,607 cycles (i8) against 85,254 for the best split,
-    # `16x2 of 8x128, k over 8 slices`, the winner before that lever. The split is still offered and
-    # built below.
-    assert placement == "4x16 of 64x16, on 1/4 of the slices, a by switch"
+    # The 8 x 128 blocks' k must split (their 128 rows of w hold 128 KiB), but the blocks that keep
+    # k whole compete in the same space, and one wins: 8 x 64 blocks on 128 slices, each block of w
+    # loaded once and shared by the 32 slices along m (`w by switch`). (At k = 4096 i8, four times
+    # the CPU, the winner was `4x16 of 64x16, on 1/4 of the slices, a by switch`.) The split is
+    # still offered and built below.
+    assert placement == "32x4 of 8x64, on 1/2 of the slices, w by switch"
     module, error = load_file(out / "synth_kernel.py")
     assert error is None
     spec = contraction(GEMM, dtype=dtype, sizes=sizes)
+    assert needs_split(spec)
     split = next(p for p in dict(spec.space().params)["placement"] if "k over 8 slices" in p)
     kernel = build(spec, dict(placement=split, trf="w", packet=32 if dtype == "i8:i32" else 16, order="ij",
                               reuse="outer"))
