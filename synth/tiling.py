@@ -31,6 +31,7 @@ from typing import Any
 import attrs
 
 from ir.dtypes import DType
+from synth.thin import rows_floor
 from tu_ops.target import Constants, rngd
 
 __all__ = ["ALIGN_BYTES", "Geometry", "blocks", "geometry", "needs_split", "pad_ok", "result_placements",
@@ -158,8 +159,9 @@ def _twos(limit: int) -> list[int]:
 
 def blocks(spec: Any, const: Constants | None = None) -> list[tuple[int, int]]:
     """A slice's blocks of results (rows, columns) the machine's limits allow for `spec`, its `k`
-    whole: powers of two of at least one lane group (the stationary operand's rows fill the
-    TRF's lanes) along each axis, no larger than the power of two that covers the result;
+    whole: powers of two, of at least one lane group along n (the stationary `w`'s rows fill the
+    TRF's lanes) and of any rows along m (a thin block, synth/thin.py), no larger than the
+    power of two that covers the result;
     the columns' rows of `w` (stationary by default) with their whole `k` fit the TRF; both
     operands' rows and the block's results fit the DM; a row of results is a whole number
     of flits and at most one DMA packet."""
@@ -169,7 +171,7 @@ def blocks(spec: Any, const: Constants | None = None) -> list[tuple[int, int]]:
     k = spec.padded[spec.contracted]
     m, n = (spec.padded[i] for i in spec.result[1] if i != spec.batch)
     up = [_twos(1 << (x - 1).bit_length()) for x in (m, n)]  # to the power of two that covers the result
-    return [(r, c) for r in up[0] for c in up[1] if r >= lanes and c >= lanes
+    return [(r, c) for r in up[0] for c in up[1] if r >= rows_floor(const) and c >= lanes
             and c * k * elem <= const.TRF_BYTES
             and (r + c) * k * elem + r * c * out <= const.DM_SLICE_BYTES
             and c * out % const.FLIT_BYTES == 0 and c * out <= const.DMA_MAX_PACKET]
