@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from backends.cpu import CpuBackend, CpuOptions, contract, contract_int, layout, lazy_rows, moves, row_classes
-from benchmarks.drawn_kernels import draw
+from benchmarks.drawn_kernels import pinned
 from backends.cpu.lazy_rows import LazyRows
 from ir.ops import ToDm
 from tests.backends.examples import example
@@ -124,7 +124,9 @@ def test_copies_on_unevenly_spaced_live_rows_reach_the_contraction_as_copies(mon
     copies reach the contraction as their distinct rows (the map picks the live rows; every
     row was copied out before, 72 rows of a 4x larger fetch on a bench-sized twin), and the
     result is the oracle's, bit for bit."""
-    d = draw(67, 6, scale="small", dtypes=("bf16:f32",))[5]
+    d = pinned("drawn_s67_5", "out[b,n,m] = a[b,m,k] * w[b,n,k]", "bf16:f32", {"b": 2, "k": 32, "m": 64, "n": 64},
+               {"placement": "2x2 of 32x32, 2 batch elements side by side, on 1/32 of the slices, a and w by switch",
+                "trf": "a", "packet": 16, "pieces": 1}, "batched")  # draw(67, 6)[5] before thin blocks
     kept = []
     picked = contract._operand_rows
 
