@@ -14,12 +14,21 @@ from numpy.lib.stride_tricks import as_strided
 
 from backends import get_backend
 from backends.cpu import CpuBackend, CpuOptions, contract, layout, views
-from benchmarks.drawn_kernels import draw
+from benchmarks.drawn_kernels import pinned
 
-# tiled, batched and GEMM kernels, each on 1/n of the slices; not a `w by switch` placement, whose
-# switch writes its result rows whole (the live-row copies under test are the DMA-fed ones)
-DRAWN = [d for d in draw(60, 8, scale="small", dtypes=("bf16:f32",))
-         if "of the slices" in d.layout and "w by switch" not in d.layout][:4]
+# tiled, batched and GEMM kernels, each on 1/n of the slices; not a switch placement, whose
+# switch writes its result rows whole (the live-row copies under test are the DMA-fed ones):
+# the first four such of draw(60, 8, "small", bf16:f32) before thin blocks changed synth's space
+DRAWN = [
+    pinned("drawn_s60_1", "out[m,n] = w[n,k] * a[m,k]", "bf16:f32", {"k": 128, "m": 64, "n": 1024},
+           {"placement": "1x128 of 64x8, on 1/2 of the slices", "trf": "w", "packet": 32, "pieces": 1}, "tiled"),
+    pinned("drawn_s60_4", "out[m,n] = a[m,k] * w[n,k]", "bf16:f32", {"k": 64, "m": 256, "n": 64},
+           {"placement": "32x4 of 8x16, on 1/2 of the slices", "trf": "w", "packet": 16, "pieces": 1}, "gemm"),
+    pinned("drawn_s60_5", "out[m,n] = w[n,k] * a[m,k]", "bf16:f32", {"k": 32, "m": 1024, "n": 128},
+           {"placement": "16x8 of 64x16, on 1/2 of the slices", "trf": "w", "packet": 16, "pieces": 2}, "tiled"),
+    pinned("drawn_s60_6", "out[b,n,m] = a[b,m,k] * w[b,n,k]", "bf16:f32", {"b": 3, "k": 64, "m": 32, "n": 64},
+           {"placement": "4x4 of 16x8, on 1/16 of the slices", "trf": "a", "packet": 32, "pieces": 2}, "batched"),
+]
 
 
 def _oracle(d, arrays: list[np.ndarray]) -> np.ndarray:
