@@ -5,39 +5,17 @@ their kernels equal numpy on cpu and visa, and that the model finds the small bf
 
 from __future__ import annotations
 
-import numpy as np
-
-from backends import get_backend
-from backends.npu import compile_kernel
 from synth import contraction
 from synth.offer import offered
-from synth.space import build, points
+from synth.space import points
 from synth.tiling import geometry
-from tu_ops.target import get_target
-from visa.schedule import builtin_rates, schedule_artifact
+from tests.synth.test_synth_overlap import _equals_numpy, _makespan  # the numpy check on cpu and visa, the model
 
 GEMM = "out[m,n] = a[m,k] * w[n,k]"
 
 
 def _thin(spec) -> list[str]:
     return [p for p in points(spec)["placement"] if geometry(p).r < 8]
-
-
-def _equals_numpy(spec, point) -> None:
-    space = spec.space()
-    kernel = build(spec, point)
-    arrays = space.inputs(np.random.default_rng(54))
-    want = space.oracle(*arrays)
-    for backend in ("cpu", "visa"):
-        got = [a.copy() for a in arrays]
-        get_backend(backend).run(kernel, tuple(got))
-        assert np.array_equal(got[-1], want), backend
-
-
-def _makespan(spec, point) -> int:
-    outcome = compile_kernel(build(spec, point), get_target("rngd"))
-    assert outcome.status == "ok", outcome.diagnostics
-    return schedule_artifact(outcome.artifact, target=get_target("rngd"), rates=builtin_rates("rngd")).makespan
 
 
 def test_thin_blocks_reach_only_results_too_short_for_the_slices_and_only_with_w_stationary() -> None:
