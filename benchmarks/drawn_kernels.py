@@ -30,6 +30,7 @@ import attrs
 import numpy as np
 
 from backends.npu import compile_kernel
+from ir.errors import NpuOptError
 from synth import contraction
 from synth.space import build, points, space_of
 from tu_ops.target import get_target
@@ -128,6 +129,16 @@ def checks(kernel: Any) -> bool:
     return compile_kernel(kernel, get_target("rngd")).status == "ok"
 
 
+def _builds(d: Drawn) -> bool:
+    """Whether the drawn point's kernel file traces: a point the space does not offer (synth/offer.py,
+    e.g. a thin block with `a` stationary, synth/thin.py) may break a mapping rule as it is written."""
+    try:
+        d.kernel
+    except NpuOptError:
+        return False
+    return True
+
+
 def draw(seed: int, count: int, scale: str = "small", forms: tuple[str, ...] = FORMS,
          dtypes: tuple[str, ...] = DTYPES, attempts: int = 20) -> list[Drawn]:
     """`count` kernels drawn with `seed` (the module docstring); each passes the rules."""
@@ -141,7 +152,7 @@ def draw(seed: int, count: int, scale: str = "small", forms: tuple[str, ...] = F
             spec = contraction(_einsum(rng, form == "batched"), dtype=dtype, sizes=_sizes(rng, form, scale),
                                name=name)
             d = Drawn(name, spec, _point(rng, points(spec)), form)
-            if checks(d.kernel):
+            if _builds(d) and checks(d.kernel):
                 out.append(d)
                 break
         else:

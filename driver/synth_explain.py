@@ -35,18 +35,18 @@ def _bytes(dtype: str) -> int:
 
 
 def demand(spec: Contraction) -> Demand:
-    """What every kernel of `spec` must do on one chip: the given sizes' MACs and tensors (the
-    padding is a choice of the kernel, not of the contraction), a chip's share of them."""
-    sizes, chips = spec.kernel_sizes, spec.chips  # a merged row index (docs/synth.md) by its parts' product
+    """What every kernel of `spec` must do: the given sizes' MACs and tensors (the padding is
+    a choice of the kernel, not of the contraction), over all of its chips."""
+    sizes = spec.kernel_sizes  # a merged row index (docs/synth.md) by its parts' product
 
     def nbytes(indices: tuple[str, ...], dtype: str) -> int:
-        return math.ceil(math.prod(sizes[i] for i in indices) * _bytes(dtype) / chips)
+        return math.prod(sizes[i] for i in indices) * _bytes(dtype)
     loads = [nbytes(idx, spec.dtype_in) for _, idx in spec.operands]
     if spec.epilogue is not None and spec.epilogue.bias:
         loads.append(nbytes((spec.epilogue.bias[1],), spec.dtype_out))
     clusters, per_cluster = pe_space(spec.pe)
-    return Demand(macs=math.ceil(math.prod(sizes.values()) / chips), bits=DType(spec.dtype_in).bits,
-                  slices=clusters * per_cluster, loads=loads, stores=[nbytes(spec.result[1], spec.result_dtype)])
+    return Demand(macs=math.prod(sizes.values()), bits=DType(spec.dtype_in).bits, slices=clusters * per_cluster,
+                  loads=loads, stores=[nbytes(spec.result[1], spec.result_dtype)], chips=spec.chips)
 
 
 def _rates(target: str) -> Any:
@@ -168,7 +168,7 @@ def explanation(spec: Contraction, space: Any, result: TuneResult, roof: Rooflin
     data["efficiency"] = round(c.makespan / roof.cycles, 4)
     lines.append(f"efficiency: the winner's makespan {c.makespan:,} is {c.makespan / roof.cycles:.2f}x the roofline "
                  "(1.00: no kernel could be faster)")
-    lines += _winner_lines(c, w, spec.chips * (sum(need.loads) + sum(need.stores)))  # the DMAs of every chip
+    lines += _winner_lines(c, w, sum(need.loads) + sum(need.stores))  # the DMAs of every chip
     entry: dict[str, Any] = {"winner": _work_json(c, w), "runner_up": None}
     r = _runner_up(result)
     if r is not None:

@@ -19,6 +19,7 @@ from typing import Any
 
 from synth.overlap import pieces_ok
 from synth.pairs import pair_ok
+from synth.thin import thin_ok
 from synth.tiling import Geometry, geometry, split_placements
 from tu_ops.target import rngd
 
@@ -47,6 +48,8 @@ def offered(spec: Any, point: dict[str, Any]) -> bool:
     size, elem = spec.padded, 1 if spec.dtype_in == "i8" else 2
     kl = size[spec.contracted] // (g.sk * g.tb)
     w_rows = point.get("trf") not in {name for name, idx in spec.operands if mi in idx}
+    if not thin_ok(g, w_rows, rngd().constants):  # a thin block (synth/thin.py) streams a, w in the lanes
+        return False
     if (g.switch or g.a_switch) and not w_rows:  # the switches are written for `w` stationary, `a` streamed
         return False
     if point.get("pieces", 1) > 1 and not (w_rows and _pieces_offered(spec, g, point["pieces"])):

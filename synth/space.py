@@ -52,6 +52,7 @@ from synth.onchip import switch_ok, switch_piece
 from synth.overlap import PIECES
 from synth.pairs import PAIRS
 from synth.stream_switch import with_stream_switch
+from synth.thin import thin_placements
 from synth.tiling import blocks, needs_split, pad_ok, result_placements, split_placements
 from npu_opt.tune import Space
 
@@ -88,6 +89,7 @@ def points(spec: Any) -> dict[str, list[Any]]:
         return _with_pair(spec, _with_pieces(spec, split_levers(spec, m, n, packets, wn,
                                                                 [g.label() for g in whole])))
     placements = result_placements(m, n, slices, pad_ok(spec), shapes)
+    thin = thin_placements(spec, m, n, slices, placements) if shapes and not spec.device_transposed else []
     if spec.batch is not None:  # batch elements side by side on slices: each on a share of them
         nb = size[spec.batch]
         for sb in (2 ** e for e in range(1, slices.bit_length())):
@@ -96,6 +98,9 @@ def points(spec: Any) -> dict[str, list[Any]]:
     if shapes and not spec.device_transposed:  # a block transposed on the device is not spread for the switch
         placements = _with_switch(placements, m, size[spec.contracted], elem)
         placements = with_stream_switch(placements, m, n, size[spec.contracted], elem)
+        # thin blocks (synth/thin.py) and their switch twins last: the other placements keep their indices
+        thin = with_stream_switch(_with_switch(thin, m, size[spec.contracted], elem), m, n, size[spec.contracted], elem)
+        placements += [g for g in thin if g not in placements]
     tiles = max((m // g.tm) * (n // g.tn) for g in placements)
     levers: dict[str, list[Any]] = {"placement": [g.label() for g in placements], "trf": [wn, an],
                                     "packet": packets}

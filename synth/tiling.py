@@ -33,7 +33,8 @@ import attrs
 from ir.dtypes import DType
 from tu_ops.target import Constants, rngd
 
-__all__ = ["ALIGN_BYTES", "Geometry", "blocks", "geometry", "needs_split", "pad_ok", "result_placements",
+__all__ = ["ALIGN_BYTES", "Geometry", "blocks", "exact_tiles", "frontier", "geometry", "needs_split", "pad_ok",
+           "result_placements",
            "slice_counts", "split_placements"]
 
 # The HBM's aligned access, in bytes (tu_ops/targets/rngd.schedule.toml [hbm] align_bytes; a test
@@ -156,20 +157,21 @@ def _twos(limit: int) -> list[int]:
     return [2 ** e for e in range(max(limit, 1).bit_length())]
 
 
-def blocks(spec: Any, const: Constants | None = None) -> list[tuple[int, int]]:
+def blocks(spec: Any, const: Constants | None = None, thin: bool = False) -> list[tuple[int, int]]:
     """A slice's blocks of results (rows, columns) the machine's limits allow for `spec`, its `k`
     whole: powers of two of at least one lane group (the stationary operand's rows fill the
     TRF's lanes) along each axis, no larger than the power of two that covers the result;
     the columns' rows of `w` (stationary by default) with their whole `k` fit the TRF; both
     operands' rows and the block's results fit the DM; a row of results is a whole number
-    of flits and at most one DMA packet."""
+    of flits and at most one DMA packet. `thin`: the blocks of fewer rows than a lane group
+    instead (synth/thin.py)."""
     const = const or _constants()
     elem, out = (DType(d).bits // 8 for d in (spec.dtype_in, spec.result_dtype))
     lanes = max(const.LANES)
     k = spec.padded[spec.contracted]
     m, n = (spec.padded[i] for i in spec.result[1] if i != spec.batch)
     up = [_twos(1 << (x - 1).bit_length()) for x in (m, n)]  # to the power of two that covers the result
-    return [(r, c) for r in up[0] for c in up[1] if r >= lanes and c >= lanes
+    return [(r, c) for r in up[0] for c in up[1] if (r < lanes if thin else r >= lanes) and c >= lanes
             and c * k * elem <= const.TRF_BYTES
             and (r + c) * k * elem + r * c * out <= const.DM_SLICE_BYTES
             and c * out % const.FLIT_BYTES == 0 and c * out <= const.DMA_MAX_PACKET]
@@ -183,6 +185,18 @@ def slice_counts(slices: int, const: Constants | None = None) -> list[int]:
     return sorted({slices * s // top for s in const.SLICE_SIZES if slices * s % top == 0}, reverse=True)
 
 
+def exact_tiles(shapes: list[tuple[int, int]], m: int, n: int, slices: int) -> list[Geometry]:
+    """Each block of `shapes` on each slice count of `slice_counts` whose squarest grid tiles the
+    m x n result exactly."""
+    found = []
+    for r, c in shapes:
+        for count in slice_counts(slices):
+            grid = _grid(r, c, m, n, count)
+            if grid is not None:
+                found.append(Geometry(r, c, *grid, idle=slices // count))
+    return found
+
+
 def _grid(r: int, c: int, m: int, n: int, count: int) -> tuple[int, int] | None:
     """The squarest grid (sm, sn) of `count` slices whose tile of r x c blocks covers the m x n result
     exactly, or None."""
@@ -191,7 +205,7 @@ def _grid(r: int, c: int, m: int, n: int, count: int) -> tuple[int, int] | None:
     return min(fits, key=lambda g: (abs(r * g[0] - c * g[1]), g[0])) if fits else None
 
 
-def _frontier(found: list[Geometry]) -> list[Geometry]:
+def frontier(found: list[Geometry]) -> list[Geometry]:
     """`found` without the placements another one dominates: the same slices busy with a block
     at least as large along both axes (its tiles cover the result in fewer passes)."""
     def beats(a: Geometry, b: Geometry) -> bool:
@@ -204,23 +218,19 @@ def result_placements(m: int, n: int, slices: int, pad: bool = False,
     """The tiles of the m x n result: for each slice count of `slice_counts` and each block of
     `shapes` (none: 32 x 32 and 8 x 128 on all the slices, for the rules to refuse), the
     squarest grid whose tile covers the result
-    exactly, keeping per slice count the largest blocks (`_frontier`): a tile on all the
+    exactly, keeping per slice count the largest blocks (`frontier`): a tile on all the
     slices, or on fewer slices with taller blocks. When no tile of every slice covers the
     result (a result smaller than one, or not a multiple of one), also each block's busiest
     grid on fewer slices, the rest idle. With `pad`, also the smallest tile of each block
     that covers a result smaller than itself in one pass, the result padded to it inside the
     kernel (even where exact tiles exist: 320 rows are five passes of 64-row tiles, or one
     pass of ten 32-row blocks on slices of a 512-row tile)."""
-    counts = slice_counts(slices) if shapes else [slices]  # no block fits: the default blocks, all the slices
+    # no block fits: the default blocks on all the slices
+    found = exact_tiles(shapes, m, n, slices) if shapes else \
+        [Geometry(r, c, *grid) for r, c in BLOCKS if (grid := _grid(r, c, m, n, slices)) is not None]
     shapes = shapes or list(BLOCKS)
-    found: list[Geometry] = []
     padded: list[Geometry] = []
-    for r, c in shapes:
-        for count in counts:
-            grid = _grid(r, c, m, n, count)
-            if grid is not None:
-                found.append(Geometry(r, c, *grid, idle=slices // count))
-    placements = sorted(_frontier(found), key=lambda g: (g.idle, -g.r * g.c, g.r, g.c))
+    placements = sorted(frontier(found), key=lambda g: (g.idle, -g.r * g.c, g.r, g.c))
     busiest = []
     for r, c in shapes if not any(g.idle == 1 for g in placements) else ():
         # no tile of every slice covers it: each block's busiest grid on fewer slices
@@ -228,7 +238,7 @@ def result_placements(m: int, n: int, slices: int, pad: bool = False,
         count, grid = next(((count, g) for count, g in grids if g is not None), (0, None))
         if grid is not None and Geometry(r, c, *grid, idle=slices // count) not in placements:
             busiest.append(Geometry(r, c, *grid, idle=slices // count))
-    placements += _frontier(busiest)
+    placements += frontier(busiest)
     twos = _twos(slices)
     # the result padded to one tile, of blocks that hold only results, only padding, or the
     # whole padded axis (a DMA whose destination splits a padded axis between blocks is DMA-4,
@@ -238,7 +248,7 @@ def result_placements(m: int, n: int, slices: int, pad: bool = False,
         one = Geometry(r, c, sm, sn, idle=slices // (sm * sn)) if sm and sn and sm * sn <= slices else None
         if one is not None and (m % one.tm or n % one.tn) and one not in placements:
             padded.append(one)
-    placements += _frontier(padded)
+    placements += frontier(padded)
     # none at all (an axis not a multiple of a block): the squarest, which the mapping rules refuse with their ID
     return placements or [Geometry(32, 32, 1 << (slices.bit_length() // 2), slices >> (slices.bit_length() // 2))]
 

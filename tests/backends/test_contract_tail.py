@@ -18,7 +18,7 @@ from benchmarks.drawn_kernels import pinned
 
 # tiled, batched and GEMM kernels, each on 1/n of the slices; not a `w by switch` placement, whose
 # switch writes its result rows whole (the live-row copies under test are the DMA-fed ones). Seed
-# 60's first four such bf16 draws before the `pair` lever changed the draw, pinned by their layouts.
+# 60's first four such bf16 draws before the `pair` and thin-block levers changed the draw, pinned by their layouts.
 DRAWN = [
     pinned("drawn_s60_1", "out[m,n] = w[n,k] * a[m,k]", "bf16:f32", {"k": 128, "m": 64, "n": 1024},
            {"placement": "1x128 of 64x8, on 1/2 of the slices", "trf": "w", "packet": 32, "pieces": 1}, "tiled"),

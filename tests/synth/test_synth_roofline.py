@@ -46,11 +46,22 @@ def test_the_roofline_counts_the_given_sizes_a_chips_share_the_pe_and_the_bias()
     assert padded.macs == 300 * 200 * 100 and padded.loads == (30000, 20000) and padded.stores == (240000,)
     assert demand(contraction(GEMM, sizes=dict(m=256, n=256, k=64), pe=2)).slices == 128
     two = demand(contraction(GEMM, sizes=dict(m=1024, n=512, k=128), chips=2))
-    assert two.macs == 1024 * 512 * 128 // 2 and two.stores == (1024 * 512 * 4 // 2,)
+    assert two.macs == 1024 * 512 * 128 and two.chips == 2 and two.stores == (1024 * 512 * 4,)
     epi = demand(contraction("q[m,n] = requant(a[m,k] * w[n,k] + b[n], 0.5)", sizes=dict(m=64, n=128, k=32)))
     assert epi.loads == (64 * 32, 128 * 32, 128 * 4) and epi.stores == (64 * 128,)   # i32 bias, i8 result
     bf16 = roofline(RATES, Demand(macs=2 ** 20, bits=16, slices=256, loads=(), stores=()))
     assert {b.name: b.cycles for b in bf16.bounds}["compute"] == 2000 + 500 + 290 + 2 ** 20 // (256 * 256) + 500
+
+
+def test_a_two_chip_roofline_moves_every_chips_bytes_on_the_one_dma_lane() -> None:
+    # the model's DMA context runs every chip's commands one after another (docs/tuning.md, "Why one
+    # DMA lane"): the bytes of both chips pass it, while the MACs and fetches split over the chips
+    spec = contraction(GEMM, sizes=dict(m=1024, n=512, k=128), chips=2)
+    got = {b.name: b.cycles for b in spec_roofline(spec, "rngd-2chip").bounds}
+    assert got["dma"] == 2000 + 3 * 500 + (1024 * 128 + 512 * 128 + 1024 * 512 * 4) // 256
+    # 512 i8 MACs a cycle on each of 512 slices a chip, two chips; main and sub fetch 32 B a cycle each
+    assert got["compute"] == 2000 + 500 + 290 + 1024 * 512 * 128 // (512 * 512 * 2) + 500
+    assert got["fetch"] == 2000 + 500 + 290 + (1024 * 128 + 512 * 128) // (32 * 2 * 512 * 2)
 
 
 SPECS = [

@@ -11,7 +11,12 @@ copy of a machine number):
 - `dma`: every operand byte enters DM and every result byte leaves it through a DMA, and
   the model runs the DMAs one after another on one context; each moves its bytes at the
   slowest of the DMA engine, HBM and DM rates and pays its start-up per command (one per
-  tensor at the least);
+  tensor at the least). On several chips that context is still one: a DMA record holds a
+  command per chip and the model runs them in turn, its cycles the sum of every chip's
+  bytes (tu_ops/dma_cost.py; docs/tuning.md "Why one DMA lane"). However the kernel shares
+  the work between the chips, each operand byte must reach the DM of some chip and each
+  result byte leave some chip's DM, so the whole contraction's bytes pass the one lane:
+  the bound counts them all, not a chip's share;
 - `fetch`: every operand byte is fetched from DM once at the least (into the TRF or as
   the stream), by the slices at the fetch rate, main and sub fetching at once, inside a
   program, after a DMA loaded it.
@@ -44,15 +49,16 @@ __all__ = ["Demand", "KINDS", "Roofline", "Work", "roofline", "work"]
 
 @attrs.frozen
 class Demand:
-    """What every kernel of a contraction must do on one chip: `macs` products of `bits`-bit
-    operands over at most `slices` slices, the bytes of each tensor it loads (`loads`) and
-    stores (`stores`)."""
+    """What every kernel of a contraction must do: `macs` products of `bits`-bit operands over
+    at most `slices` slices of each of `chips` chips, the bytes of each tensor it loads
+    (`loads`) and stores (`stores`), all of them over the chips together."""
 
     macs: int
     bits: int
     slices: int
     loads: tuple[int, ...] = attrs.field(converter=tuple)
     stores: tuple[int, ...] = attrs.field(converter=tuple)
+    chips: int = 1
 
 
 @attrs.frozen
@@ -80,7 +86,8 @@ def roofline(rates: Rates, c: Demand) -> Roofline:
     dma_start = int(rates("dma", "startup_cycles"))
     prog_start = int(rates("tensor_unit", "command_startup_cycles"))
     peak = mac_peak(rates, c.bits)
-    mac_cycles = _ceil(c.macs, peak * c.slices)
+    slices = c.slices * c.chips  # the MACs and the fetches spread over every chip's slices, the DMAs do not
+    mac_cycles = _ceil(c.macs, peak * slices)
     moved = sum(c.loads) + sum(c.stores)
     # a DMA's cycles are its start-up plus the slowest of the engine (a request of `request_bytes`
     # at most per `request_bytes / engine_bytes_per_cycle` cycles), HBM and DM: per byte, the slowest rate
@@ -88,11 +95,11 @@ def roofline(rates: Rates, c: Demand) -> Roofline:
               "DM": rates("dm", "chip_bytes_per_cycle")}
     slowest = min(movers, key=lambda k: movers[k])
     commands = len(c.loads) + len(c.stores)
-    fetch_rate = rates("tensor_unit", "fetch_bytes_per_cycle") * c.slices * 2  # main and sub contexts
+    fetch_rate = rates("tensor_unit", "fetch_bytes_per_cycle") * slices * 2  # main and sub contexts
     fetched = sum(c.loads)
     return Roofline((
         Bound("compute", launch + dma_start + prog_start + mac_cycles + dma_start,
-              f"{c.macs:,} MACs at {peak} per cycle on each of {c.slices} slices: {mac_cycles:,} cycles, in a program "
+              f"{c.macs:,} MACs at {peak} per cycle on each of {slices} slices: {mac_cycles:,} cycles, in a program "
               f"(start-up {prog_start}) between a DMA load and a DMA store (start-up {dma_start} each), "
               f"after the {launch}-cycle launch"),
         Bound("dma", launch + commands * dma_start + _ceil(moved, movers[slowest]),
@@ -101,7 +108,7 @@ def roofline(rates: Rates, c: Demand) -> Roofline:
               f"the launch ({launch})"),
         Bound("fetch", launch + dma_start + prog_start + _ceil(fetched, fetch_rate),
               f"{fetched:,} operand bytes fetched from DM at {fetch_rate:g} B per cycle (main and sub on "
-              f"{c.slices} slices): {_ceil(fetched, fetch_rate):,} cycles, after a DMA load and a program start-up"),
+              f"{slices} slices): {_ceil(fetched, fetch_rate):,} cycles, after a DMA load and a program start-up"),
     ))
 
 
