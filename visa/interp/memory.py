@@ -2,7 +2,8 @@
 
 - **DM**: per `(chip, cluster)`, `max(SLICE_SIZES)` byte arrays of `DM_SLICE_BYTES`; the
   address of byte `b` of slice `s` is `s * DM_SLICE_BYTES + b`, exactly the DM address of
-  a DMA command. DM starts zero; only the offsets touched so far are stored.
+  a DMA command. DM starts zero; only the offsets touched so far are stored
+  (visa/interp/dm.py).
 - **TRF**: per `(chip, cluster)`, every slice's `TRF_BYTES` bytes, made of 32-byte rows
   (two banks interleaved: an even row starts a 64-byte bank pair), stored row-major as
   `(TRF_BYTES / 32, slices, 32)`: row `r` of every slice is one contiguous run, so a load
@@ -24,10 +25,11 @@ import numpy as np
 from ir.dtypes import DType
 from visa.interp.fast.copies import CopyNotes
 from visa.interp.errors import InterpError
+from visa.interp.dm import Dm, Lazy, bounds_sum
 from visa.interp.fast import pool
 from visa.interp.values import from_raw, raw_dtype, to_raw
 
-__all__ = ["Memory", "Flat", "Dm", "gather", "scatter", "copy_bytes"]
+__all__ = ["Memory", "Flat", "Dm", "Lazy", "gather", "scatter", "copy_bytes"]
 
 
 class Flat:
@@ -40,108 +42,8 @@ class Flat:
                op: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(byte array, row part, pattern part): the accesses of `width` bytes at
         `base + offs` (shapes broadcast) are at flat `row + pattern`, bounds-checked."""
-        _bounds_sum(base, offs, width, self.data.size, what, op)
+        bounds_sum(base, offs, width, self.data.size, what, op)
         return self.data, base, offs
-
-
-class Dm:
-    """The DM of one (chip, cluster): `slices` byte arrays of `slice_bytes`, addressed
-    `slice * slice_bytes + offset`. Only offsets up to the highest one touched so far are
-    stored (a never-written byte reads zero, as in a DM created zero). Every access first
-    calls `_grow` with the end of the offsets it touches and of the slices, so `touched`
-    and `rows` bound them: the offsets from `touched` on, and the slices from `rows` on,
-    still hold their initial zeros (a kernel of a few live slices zeroes, and hands back,
-    only those). A store an earlier run handed back keeps that run's bytes until they are
-    needed: `dirty`, offset ranges of its first `dirty_rows` slices, is zeroed where an
-    access reaches it (`_grow`), or forgotten where a writer of every byte says it will
-    write them (`overwrite`)."""
-
-    def __init__(self, slices: int, slice_bytes: int, reserve: int = 0) -> None:
-        self.slices = slices
-        self.slice_bytes = slice_bytes
-        self.data, self.resident, used = pool.zeros((slices, min(reserve, slice_bytes)))
-        self.rows, self.touched = used
-        self.dirty_rows = self.rows
-        self.dirty: list[tuple[int, int]] = [(0, self.touched)] if self.rows and self.touched else []
-
-    def release(self) -> None:
-        """Hand the store back for a later run (its touched bytes as they are: that run
-        zeroes what it reaches) and forget it. Its pages never touched hold no memory yet
-        (a fresh store is allocated zero, by the system on first touch): the pool counts
-        the bytes some run touched."""
-        data, self.data = self.data, np.zeros((self.slices, 0), np.uint8)
-        if data.size:
-            used = (self.rows, min(self.touched, data.shape[1]))
-            pool.give_back(data, max(self.resident, used[0] * used[1]), used)
-        self.touched = self.rows = self.dirty_rows = 0
-        self.dirty = []
-
-    def _grow(self, need: int, rows: int | None = None, low: int = 0) -> None:
-        """Offsets `low` up to `need` and slices up to `rows` (None: every slice) are about
-        to be touched."""
-        self.touched = max(self.touched, need)
-        self.rows = self.slices if rows is None else max(self.rows, min(rows, self.slices))
-        cap = self.data.shape[1]
-        if need > cap:
-            new = 4096
-            while new < need:
-                new *= 2
-            grown = np.zeros((self.slices, min(new, self.slice_bytes)), np.uint8)
-            grown[:, :cap] = self.data
-            self.data, self.resident = grown, self.slices * cap
-        if self.dirty:
-            self._clean(low, need, True)
-
-    def _clean(self, low: int, high: int, zero: bool) -> None:
-        """Offsets [low, high) of the `dirty_rows` slices are no longer dirty: zeroed
-        (`zero`), or about to be written over in every one of those slices."""
-        kept = []
-        for a, b in self.dirty:
-            lo, hi = max(a, low), min(b, high)
-            if lo >= hi:
-                kept.append((a, b))
-                continue
-            if zero:
-                self.data[:self.dirty_rows, lo:hi] = 0
-            kept += [r for r in ((a, lo), (hi, b)) if r[0] < r[1]]
-        self.dirty = kept
-
-    def overwrite(self, base: int, size: int, slices: int) -> None:
-        """Bytes [base, base + size) of the first `slices` slices are about to be written,
-        every one: what an earlier run left there need not be zeroed first."""
-        if self.dirty and slices >= self.dirty_rows:
-            self._clean(base, base + size, False)
-
-    def locate(self, base: np.ndarray, offs: np.ndarray, width: int, what: str,
-               op: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """As `Flat.locate`, for DM addresses `slice * slice_bytes + offset`."""
-        _bounds_sum(base, offs, width, self.slices * self.slice_bytes, what, op)
-        sl, b0 = np.divmod(base, self.slice_bytes)
-        first = b0.reshape(-1)[:1]
-        if first.size and not (b0 != first[0]).any():   # one offset in every slice: split the sum
-            b0 = first[0]
-        off = b0 + offs
-        if not off.size or (int(off.min()) >= 0 and int(off.max()) + width <= self.slice_bytes):
-            if off.size:
-                self._grow(int(off.max()) + width, int(sl.max()) + 1)
-            return self.data.reshape(-1), sl * self.data.shape[1], off
-        sl, off = np.divmod(base + offs, self.slice_bytes)
-        self._grow(int(off.max()) + width, int(sl.max()) + 1)
-        return self.data.reshape(-1), sl * self.data.shape[1] + off, np.zeros((), np.int64)
-
-    def zero(self, slices: int, base: int, size: int, written: np.ndarray | None = None) -> None:
-        """Zero bytes [base, base + size) of the first `slices` slices (nothing to do past
-        `touched` or `rows`: those bytes were never written), but those of the slices
-        `written` marks (booleans per slice): the caller writes every one of their bytes."""
-        if base >= self.touched:
-            return
-        self.overwrite(base, size, slices)
-        self._grow(base + size, 0, base)
-        rows = min(slices, self.rows)
-        if written is None or not written[:rows].any():
-            self.data[:rows, base:base + size] = 0
-        else:
-            self.data[np.flatnonzero(~written[:rows]), base:base + size] = 0
 
 
 class Memory:
@@ -256,14 +158,14 @@ class Memory:
         self.recycle()
 
     def zero_dm(self, parts: list[tuple[int, int]], slices: int, base: int, size: int, op: Any = None,
-                written: dict[tuple[int, int], np.ndarray] | None = None) -> None:
+                written: dict[tuple[int, int], np.ndarray] | None = None, lazily: Any = None) -> None:
         """Zero bytes [base, base + size) of the first `slices` slices of each (chip, cluster):
         the padding of a DM tensor an executor creates is zero (docs/machine/index.md); but
-        those of the slices `written` marks for that (chip, cluster) (`Dm.zero`)."""
+        those of the slices `written` marks for that (chip, cluster) (`Dm.zero`, `lazily` too)."""
         if base < 0 or base + size > self.dm_slice or slices > self.slices:
             raise InterpError(f"DM tensor [{base}, {base + size}) x {slices} slices does not fit DM", op)
         for chip, cluster in parts:
-            self.dm(chip, cluster).zero(slices, base, size, (written or {}).get((int(chip), int(cluster))))
+            self.dm(chip, cluster).zero(slices, base, size, (written or {}).get((int(chip), int(cluster))), lazily)
 
     def overwrite_dm(self, parts: list[tuple[int, int]], slices: int, base: int, size: int) -> None:
         """Bytes [base, base + size) of the first `slices` slices of each (chip, cluster) are
@@ -271,16 +173,6 @@ class Memory:
         whole new tensor)."""
         for chip, cluster in parts:
             self.dm(chip, cluster).overwrite(base, size, slices)
-
-
-def _bounds_sum(base: np.ndarray, offs: np.ndarray, nbytes: int, limit: int, what: str, op: Any) -> None:
-    """Every `base + offs` (broadcast) lies in [0, limit - nbytes]; checked on the parts."""
-    if not (base.size and offs.size):
-        return
-    low = int(base.min()) + int(offs.min())
-    high = int(base.max()) + int(offs.max())
-    if low < 0 or high + nbytes > limit:
-        raise InterpError(f"{what} touches bytes {low}..{high + nbytes - 1}, outside the {limit}-byte memory", op)
 
 
 def _space(mem: Any) -> Any:
