@@ -149,8 +149,10 @@ class Dm:
 
     def _write_out(self, z: Lazy) -> None:
         """Write a lazy region's bytes into the store."""
-        if z.rows.shape[0] == 1:
-            self.data[z.slices, z.lo:z.hi] = z.rows[0]
+        if z.rows.shape[0] <= 64:    # each distinct row into its slices: one pass over the store
+            row_of = z.which[z.slices]
+            for j in range(z.rows.shape[0]):
+                self.data[z.slices[row_of == j], z.lo:z.hi] = z.rows[j]
         else:
             self.data[z.slices, z.lo:z.hi] = z.rows[z.which[z.slices]]
 
