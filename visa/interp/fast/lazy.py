@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from visa.interp.dm import Lazy
+from visa.interp.memory import Lazy
 from visa.interp.shortcuts import per_record, register
 from visa.interp.strided import flat_walk, injective, view
 
