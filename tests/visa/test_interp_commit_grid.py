@@ -32,9 +32,9 @@ def test_a_commit_on_every_nth_slice_writes_a_strided_view(monkeypatch, fast, pl
     def refused(*args, **kwargs):
         raise AssertionError("the commit scattered its stream by index")
 
-    def zero_dm(self, parts, slices, base, size, op=None, written=None):
+    def zero_dm(self, parts, slices, base, size, op=None, written=None, lazily=None):
         zeroed.append(written)
-        return real_zero(self, parts, slices, base, size, op, written)
+        return real_zero(self, parts, slices, base, size, op, written, lazily)
 
     monkeypatch.setattr(drain, "scatter", refused)
     monkeypatch.setattr(drain.Memory, "zero_dm", zero_dm)

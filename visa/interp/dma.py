@@ -174,7 +174,8 @@ def _dm_result(op: Any, mem: Memory, size: int) -> DmTensor:
         if _covers(op, base, size, mem.dm_slice):
             mem.overwrite_dm(parts, slices, base, size)
         else:
-            mem.zero_dm(parts, slices, base, size, op, _written(op, base, size, mem.dm_slice))
+            mem.zero_dm(parts, slices, base, size, op, _written(op, base, size, mem.dm_slice),
+                        shortcut("dm_zero_lazy"))   # visa/interp/fast/lazy.py: padding slices held as zeros
             for chip, cluster in parts:
                 mem.copies.forget((int(chip), int(cluster)), base, base + size)
     return DmTensor(base, op.output_type)
@@ -203,6 +204,7 @@ def run_dma(op: Any, mem: Memory, env: dict[int, Any], in_place: bool = False) -
     else:
         result = _dm_result(op, mem, dst_bytes)
     noted = shortcut("dma_written")
+    lazy = shortcut("dma_lazy") if (src_kind, dst_kind) == ("hbm", "dm") else None   # visa/interp/fast/lazy.py
     for i, cmd in enumerate(op.commands):
         sizes = [e.size for e in cmd.entries]
         check(cmd.packet_bytes >= 1, f"command {i} has {a_an(cmd.packet_bytes)}-byte packet", op)
@@ -222,7 +224,9 @@ def run_dma(op: Any, mem: Memory, env: dict[int, Any], in_place: bool = False) -
         src_off, dst_off = start_bytes(op, env, "src"), start_bytes(op, env, "dst")
         src_strides = [e.src_stride for e in cmd.entries]
         dst_strides = [e.dst_stride for e in cmd.entries]
-        copied = copy_strided(src, cmd.src_base + src_off, src_strides, dst, cmd.dst_base + dst_off, dst_strides, sizes)
+        copied = ((lazy is not None and lazy(mem, cmd, src, cmd.src_base + src_off, cmd.dst_base + dst_off))
+                  or copy_strided(src, cmd.src_base + src_off, src_strides, dst, cmd.dst_base + dst_off, dst_strides,
+                                  sizes))
         if dst_kind == "dm":
             if noted is not None:  # visa/interp/fast/copies.py: which slices the command filled alike
                 noted(mem, cmd.part, src_kind == "hbm" and copied, cmd.dst_base + dst_off, cmd)

@@ -18,13 +18,11 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ir import convert as cv
 from ir.fetch_lift import lift_offsets, lifted_axes
 from ir.fetch_mask import mask_keep
 from ir.runtime_types import checked_start
-from tu_ops.enums import ConversionKind
 from visa.interp.dma import DmTensor, walk
-from visa.interp.errors import InterpError, check
+from visa.interp.errors import check
 from visa.interp.fast import lanes
 from visa.interp.fast.lanes import Front, pad_front
 from visa.interp.shortcuts import per_record
@@ -35,7 +33,7 @@ from visa.interp.switch import run_switch
 from visa.interp.strided import flat_walk, view
 from visa.interp.fast.repeated import Repeated
 from visa.interp import shortcuts
-from visa.interp.values import from_raw, padded, raw_dtype, value_dtype, zero_pad, zero_padding
+from visa.interp.values import convert_chain, from_raw, padded, raw_dtype, value_dtype, zero_pad, zero_padding
 
 __all__ = ["feed_rows", "read_plan", "convert_chain"]
 
@@ -199,27 +197,6 @@ def _read_interleaved(dm: Any, slices: np.ndarray, bases: tuple[Any, Any], op: A
     return np.where(first, out[0], out[1])
 
 
-def convert_chain(values: np.ndarray, op: Any, target: Any) -> np.ndarray:
-    """Apply the feed's conversions in order; the result holds `element_type` values."""
-    d = op.source.dtype
-    for c in op.conversions:
-        if c.kind is ConversionKind.ZP_SUB:
-            entry = target.zero_point_entry(d)
-            check(entry is not None, f"no zero-point subtraction from {d}", op)
-            try:
-                values = cv.zero_point_sub(values, c.zero_point, d)
-            except ValueError as e:
-                raise InterpError(str(e), op) from None
-            d = entry.dst
-            continue
-        src, dst = c.kind.pair
-        check(src == d, f"{c} converts {src}, but the adapter holds {d}", op)
-        values = cv.convert(values, src, dst, "table_lookup" if c.kind.stage == "lookup" else "fetch_cast")
-        d = dst
-    check(d == op.element_type.dtype, f"the conversions give {d}, element_type is {op.element_type}", op)
-    return np.asarray(values).astype(value_dtype(d), copy=False)
-
-
 @per_record
 def _repeats(op: Any, target: Any) -> tuple[bool, bool]:
     """(whether the feed can deliver a `Repeated` stream, whether it reads the DM in place).
@@ -246,18 +223,30 @@ def _repeated(op: Any, rows: Rows, mem: Memory, src: DmTensor, in_place: bool) -
     rows of each (chip, cluster) are its slices in order, consecutive or a `slice_grid` of
     them; None otherwise (and when a read is not one strided walk), which leaves the feed to
     write every packet. With one (chip, cluster) and `in_place` the packets are a view of
-    the DM bytes; with several each one's are copied into their rows of one array."""
+    the DM bytes; with several each one's are copied into their rows of one array. A read of
+    a lazy broadcast (`Dm.lazy_view`) writes its distinct rows only (`sparse`) for a float
+    contraction (whose exact kernel reads each row's `held` row), else every row."""
     groups = rows.slice_groups()
     bits, (steps, elems, sizes, strides), _ = _plan(op, mem.target)
     w, ntime = bits // 8, len(op.shapes[0].time)
     once = [1 if k < ntime and s == 0 else n for k, (n, s) in enumerate(zip(sizes, strides))]
-    views, helds = [], []
+    views: list = []
+    helds: list = []
     for (chip, cluster), sel, slices, run in groups:
+        dm = mem.dm(chip, cluster)
+        start = int(slices[0]) * dm.slice_bytes + src.base + op.source.offset * w
+        off = start - int(slices[0]) * dm.slice_bytes
+        end = off + sum((n - 1) * st * w for n, st in zip(once, strides)) + w
+        lazy = dm.lazy_view(off, end, np.asarray(slices, np.int64), once, [st * w for st in strides],
+                            raw_dtype(bits)) if dm.lazy else None
+        if lazy is not None:   # a broadcast held lazily (`Dm.hold`): each distinct row once
+            views.append(lazy)      # (the distinct rows, each slice's row among them)
+            _, first, inverse = np.unique(lazy[1], return_index=True, return_inverse=True)
+            helds.append(first[inverse.reshape(-1)] + int(sel[0]))
+            continue
         grid = [(len(slices), 1)] if run else slice_grid(slices)   # consecutive, every n-th, runs n apart
         if grid is None:
             return None
-        dm = mem.dm(chip, cluster)
-        start = int(slices[0]) * dm.slice_bytes + src.base + op.source.offset * w
         walk_ = flat_walk(dm, start, [*(n for n, _ in grid), *once],
                           [*(k * dm.slice_bytes for _, k in grid), *(st * w for st in strides)], w)
         v = None if walk_ is None else view(walk_, [*(n for n, _ in grid), *once], raw_dtype(bits))
@@ -265,23 +254,38 @@ def _repeated(op: Any, rows: Rows, mem: Memory, src: DmTensor, in_place: bool) -
             return None
         views.append(v.reshape(len(slices), *once) if len(grid) > 1 else v)  # runs of slices: one rows axis
         if in_place:
-            off = start - int(slices[0]) * dm.slice_bytes
-            end = off + sum((n - 1) * st * w for n, st in zip(once, strides)) + w
             found = mem.copies.held((chip, cluster), off, end, np.asarray(slices, np.int64))
             helds.append(None if found is None else found + int(sel[0]))   # the group's rows from sel[0] on
-    held = None if not in_place or any(h is None for h in helds) else np.concatenate(helds)
-    if in_place and len(views) == 1:
+        else:
+            helds.append(None)
+    lazies = any(isinstance(v, tuple) for v in views)
+    held = None if (not in_place and not lazies) or any(h is None for h in helds) else np.concatenate(helds)
+    sparse = lazies and held is not None and not op.conversions and _exact_reader(op)   # only `held`'s rows
+    if in_place and len(views) == 1 and not lazies:
         distinct = views[0]
     else:
-        distinct = mem.scratch((rows.count, *once), views[0].dtype)
-        for (_, sel, _, _), v in zip(groups, views):
-            np.copyto(distinct[int(sel[0]):int(sel[0]) + len(sel)], v)
+        distinct = mem.scratch((rows.count, *once), raw_dtype(bits))
+        for k, ((_, sel, _, _), v) in enumerate(zip(groups, views)):
+            at = distinct[int(sel[0]):int(sel[0]) + len(sel)]
+            if not isinstance(v, tuple):
+                np.copyto(at, v)
+                continue
+            source, which = v
+            if sparse:
+                stored = np.unique(helds[k]) - int(sel[0])
+                at[stored] = source[which[stored]]
+            else:
+                np.take(source, which, axis=0, out=at)
     values = convert_chain(from_raw(distinct, op.source.dtype, bits), op, mem.target)
     flit = 8 * mem.target.constants.FLIT_BYTES // mem.target.bits_of(op.element_type.dtype)
     packets = values.reshape(rows.count, *once[:ntime], op.flits_per_packet, flit)
     _check_collect(op, steps, flit)
     full = np.broadcast_to(packets, (rows.count, *sizes[:ntime], op.flits_per_packet, flit))
-    return Repeated(full, (rows.count, steps * op.flits_per_packet, flit), held)
+    return Repeated(full, (rows.count, steps * op.flits_per_packet, flit), held, sparse)
+
+
+def _exact_reader(op: Any) -> bool:
+    return op.dest.kind.name == "CONTRACT_OUTER" and op.element_type.dtype.is_float
 
 
 def _check_collect(op: Any, steps: int, flit: int) -> None:

@@ -10,9 +10,8 @@
   sees lane `l` as the `TRF_BYTES / L` bytes from `l * TRF_BYTES / L`.
 - **HBM**: one byte array per tensor (`size(Chip)` copies of its element bytes).
 
-`gather` / `scatter` move elements of any width (4-bit ones by nibble) at
-`byte_base + element_index * bits / 8`; every address is bounds-checked, so a corrupt
-stride or base reads or writes other bytes of the memory, or is refused, never crashes.
+The reads and writes by address (`gather`, `scatter`, `copy_bytes`) and the plain byte memory
+(`Flat`) are in visa/interp/access.py, exported here too; every address is bounds-checked.
 """
 
 from __future__ import annotations
@@ -21,27 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from ir.dtypes import DType
 from visa.interp.fast.copies import CopyNotes
 from visa.interp.errors import InterpError
+from visa.interp.access import Flat, bounds_sum, copy_bytes, gather, scatter
 from visa.interp.fast import pool
-from visa.interp.values import from_raw, raw_dtype, to_raw
 
-__all__ = ["Memory", "Flat", "Dm", "gather", "scatter", "copy_bytes"]
-
-
-class Flat:
-    """A plain byte-addressed memory (an HBM tensor, or the TRF of a cluster)."""
-
-    def __init__(self, data: np.ndarray) -> None:
-        self.data = data.reshape(-1)
-
-    def locate(self, base: np.ndarray, offs: np.ndarray, width: int, what: str,
-               op: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(byte array, row part, pattern part): the accesses of `width` bytes at
-        `base + offs` (shapes broadcast) are at flat `row + pattern`, bounds-checked."""
-        _bounds_sum(base, offs, width, self.data.size, what, op)
-        return self.data, base, offs
+__all__ = ["Memory", "Flat", "Dm", "Lazy", "gather", "scatter", "copy_bytes"]
 
 
 class Dm:
@@ -54,7 +38,14 @@ class Dm:
     only those). A store an earlier run handed back keeps that run's bytes until they are
     needed: `dirty`, offset ranges of its first `dirty_rows` slices, is zeroed where an
     access reaches it (`_grow`), or forgotten where a writer of every byte says it will
-    write them (`overwrite`)."""
+    write them (`overwrite`).
+
+    A broadcast a DMA wrote may be held lazily (`hold`, only by a shortcut,
+    visa/interp/fast/lazy.py): offsets [lo, hi) of some slices are each one row of a small
+    array of distinct rows, not yet written into `data`. `_grow`, the gate every access goes
+    through, first writes out (`_materialize`) every lazy region the access may reach; a
+    reader that can take the lazy form asks for it (`lazy_view`) before it touches the
+    store; a writer of every byte of a region forgets it (`overwrite`)."""
 
     def __init__(self, slices: int, slice_bytes: int, reserve: int = 0) -> None:
         self.slices = slices
@@ -63,6 +54,7 @@ class Dm:
         self.rows, self.touched = used
         self.dirty_rows = self.rows
         self.dirty: list[tuple[int, int]] = [(0, self.touched)] if self.rows and self.touched else []
+        self.lazy: list[Lazy] = []
 
     def release(self) -> None:
         """Hand the store back for a later run (its touched bytes as they are: that run
@@ -75,10 +67,20 @@ class Dm:
             pool.give_back(data, max(self.resident, used[0] * used[1]), used)
         self.touched = self.rows = self.dirty_rows = 0
         self.dirty = []
+        self.lazy = []
 
     def _grow(self, need: int, rows: int | None = None, low: int = 0) -> None:
         """Offsets `low` up to `need` and slices up to `rows` (None: every slice) are about
         to be touched."""
+        self._extend(need, rows)
+        if self.dirty:
+            self._clean(low, need, True)
+        if self.lazy:
+            self._materialize(low, need, self.slices)
+
+    def _extend(self, need: int, rows: int | None) -> None:
+        """`touched` and `rows` (and the store) grown to cover offsets up to `need` and
+        slices up to `rows` (None: every slice)."""
         self.touched = max(self.touched, need)
         self.rows = self.slices if rows is None else max(self.rows, min(rows, self.slices))
         cap = self.data.shape[1]
@@ -89,8 +91,6 @@ class Dm:
             grown = np.zeros((self.slices, min(new, self.slice_bytes)), np.uint8)
             grown[:, :cap] = self.data
             self.data, self.resident = grown, self.slices * cap
-        if self.dirty:
-            self._clean(low, need, True)
 
     def _clean(self, low: int, high: int, zero: bool) -> None:
         """Offsets [low, high) of the `dirty_rows` slices are no longer dirty: zeroed
@@ -111,11 +111,66 @@ class Dm:
         every one: what an earlier run left there need not be zeroed first."""
         if self.dirty and slices >= self.dirty_rows:
             self._clean(base, base + size, False)
+        if self.lazy:
+            self.lazy = [z for z in self.lazy if not (base <= z.lo and z.hi <= base + size and z.top <= slices)]
+
+    def hold(self, region: Lazy) -> None:
+        """Hold `region` lazily: its bytes are what its slices hold from now on (what an
+        access reaches first is written out, `_grow`). Lazy regions it meets are written out
+        first, so the regions never share a byte."""
+        if self.lazy:
+            met = [z for z in self.lazy if z.lo < region.hi and region.lo < z.hi and (z.which[region.slices] >= 0).any()]
+            if met:
+                self.lazy = [z for z in self.lazy if not any(z is m for m in met)]
+                for z in met:
+                    self._write_out(z)
+        self._extend(region.hi, region.top)
+        self.lazy.append(region)
+
+    def lazy_view(self, lo: int, hi: int, slices: np.ndarray, shape: list[int], strides: list[int],
+                  dtype: np.dtype) -> tuple[np.ndarray, np.ndarray] | None:
+        """A read of `slices` through a lazy region: (each distinct row's elements of `dtype`
+        in the loops `shape` / byte `strides` from offset `lo`, as a view `(distinct rows,
+        *shape)`; each of `slices`' row among them) when one region holds offsets [lo, hi) of
+        every one of them (the read's bytes lie there); else None."""
+        found = None
+        for z in self.lazy:
+            if lo < z.hi and z.lo < hi:
+                which = z.which[slices]
+                if z.lo <= lo and hi <= z.hi and not (which < 0).any() and min(strides, default=0) >= 0:
+                    found = z, which
+                elif (which >= 0).any():   # part of the read lies elsewhere
+                    return None
+        if found is None:
+            return None
+        z, which = found
+        view = np.ndarray((z.rows.shape[0], *shape), dtype, buffer=z.rows, offset=lo - z.lo,
+                          strides=(z.rows.strides[0], *strides))
+        return view, which
+
+    def _materialize(self, low: int, high: int, rows: int) -> None:
+        """Write out the lazy regions that meet offsets [low, high) in the first `rows` slices."""
+        kept = []
+        for z in self.lazy:
+            if z.lo < high and low < z.hi and z.first < rows:
+                self._write_out(z)
+            else:
+                kept.append(z)
+        self.lazy = kept
+
+    def _write_out(self, z: Lazy) -> None:
+        """Write a lazy region's bytes into the store."""
+        if z.rows.shape[0] <= 64:    # each distinct row into its slices: one pass over the store
+            row_of = z.which[z.slices]
+            for j in range(z.rows.shape[0]):
+                self.data[z.slices[row_of == j], z.lo:z.hi] = z.rows[j]
+        else:
+            self.data[z.slices, z.lo:z.hi] = z.rows[z.which[z.slices]]
 
     def locate(self, base: np.ndarray, offs: np.ndarray, width: int, what: str,
                op: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """As `Flat.locate`, for DM addresses `slice * slice_bytes + offset`."""
-        _bounds_sum(base, offs, width, self.slices * self.slice_bytes, what, op)
+        bounds_sum(base, offs, width, self.slices * self.slice_bytes, what, op)
         sl, b0 = np.divmod(base, self.slice_bytes)
         first = b0.reshape(-1)[:1]
         if first.size and not (b0 != first[0]).any():   # one offset in every slice: split the sum
@@ -123,25 +178,41 @@ class Dm:
         off = b0 + offs
         if not off.size or (int(off.min()) >= 0 and int(off.max()) + width <= self.slice_bytes):
             if off.size:
-                self._grow(int(off.max()) + width, int(sl.max()) + 1)
+                self._grow(int(off.max()) + width, int(sl.max()) + 1, int(off.min()))
             return self.data.reshape(-1), sl * self.data.shape[1], off
         sl, off = np.divmod(base + offs, self.slice_bytes)
         self._grow(int(off.max()) + width, int(sl.max()) + 1)
         return self.data.reshape(-1), sl * self.data.shape[1] + off, np.zeros((), np.int64)
 
-    def zero(self, slices: int, base: int, size: int, written: np.ndarray | None = None) -> None:
+    def zero(self, slices: int, base: int, size: int, written: np.ndarray | None = None,
+             lazily: Any = None) -> None:
         """Zero bytes [base, base + size) of the first `slices` slices (nothing to do past
         `touched` or `rows`: those bytes were never written), but those of the slices
-        `written` marks (booleans per slice): the caller writes every one of their bytes."""
+        `written` marks (booleans per slice): the caller writes every one of their bytes.
+        `lazily(dm, base, size, slices)`: a shortcut that may hold the zeros as a lazy
+        region instead (True when it did)."""
         if base >= self.touched:
             return
         self.overwrite(base, size, slices)
         self._grow(base + size, 0, base)
         rows = min(slices, self.rows)
+        if lazily is not None:
+            zeroed = np.arange(rows) if written is None else np.flatnonzero(~written[:rows])
+            if zeroed.size and lazily(self, base, size, zeroed):
+                return
         if written is None or not written[:rows].any():
             self.data[:rows, base:base + size] = 0
         else:
             self.data[np.flatnonzero(~written[:rows]), base:base + size] = 0
+
+
+class Lazy:
+    """A broadcast held lazily in a DM (`Dm.hold`): offsets [lo, hi) of slice s hold
+    `rows[which[s]]` for every slice s of `slices` (which[s] = -1 for the others)."""
+
+    def __init__(self, lo: int, hi: int, slices: np.ndarray, which: np.ndarray, rows: np.ndarray) -> None:
+        self.lo, self.hi, self.slices, self.which, self.rows = lo, hi, slices, which, rows
+        self.first, self.top = int(slices.min()), int(slices.max()) + 1
 
 
 class Memory:
@@ -256,14 +327,14 @@ class Memory:
         self.recycle()
 
     def zero_dm(self, parts: list[tuple[int, int]], slices: int, base: int, size: int, op: Any = None,
-                written: dict[tuple[int, int], np.ndarray] | None = None) -> None:
+                written: dict[tuple[int, int], np.ndarray] | None = None, lazily: Any = None) -> None:
         """Zero bytes [base, base + size) of the first `slices` slices of each (chip, cluster):
         the padding of a DM tensor an executor creates is zero (docs/machine/index.md); but
-        those of the slices `written` marks for that (chip, cluster) (`Dm.zero`)."""
+        those of the slices `written` marks for that (chip, cluster) (`Dm.zero`, `lazily` too)."""
         if base < 0 or base + size > self.dm_slice or slices > self.slices:
             raise InterpError(f"DM tensor [{base}, {base + size}) x {slices} slices does not fit DM", op)
         for chip, cluster in parts:
-            self.dm(chip, cluster).zero(slices, base, size, (written or {}).get((int(chip), int(cluster))))
+            self.dm(chip, cluster).zero(slices, base, size, (written or {}).get((int(chip), int(cluster))), lazily)
 
     def overwrite_dm(self, parts: list[tuple[int, int]], slices: int, base: int, size: int) -> None:
         """Bytes [base, base + size) of the first `slices` slices of each (chip, cluster) are
@@ -271,87 +342,3 @@ class Memory:
         whole new tensor)."""
         for chip, cluster in parts:
             self.dm(chip, cluster).overwrite(base, size, slices)
-
-
-def _bounds_sum(base: np.ndarray, offs: np.ndarray, nbytes: int, limit: int, what: str, op: Any) -> None:
-    """Every `base + offs` (broadcast) lies in [0, limit - nbytes]; checked on the parts."""
-    if not (base.size and offs.size):
-        return
-    low = int(base.min()) + int(offs.min())
-    high = int(base.max()) + int(offs.max())
-    if low < 0 or high + nbytes > limit:
-        raise InterpError(f"{what} touches bytes {low}..{high + nbytes - 1}, outside the {limit}-byte memory", op)
-
-
-def _space(mem: Any) -> Any:
-    return mem if hasattr(mem, "locate") else Flat(mem)
-
-
-def _flat(row: np.ndarray, pattern: np.ndarray, width: int) -> tuple[np.ndarray, bool]:
-    """Flat addresses `row + pattern` in units of `width` bytes when both parts are aligned
-    (then the memory is read as a typed view), else in bytes."""
-    if width > 1 and not (row % width).any() and not (pattern % width).any():
-        return row // width + pattern // width, True
-    return row + pattern, width == 1
-
-
-def gather(mem: Any, byte_base: Any, index: np.ndarray, d: DType, bits: int, op: Any = None,
-           what: str = "a read") -> np.ndarray:
-    """Values of `d` at `byte_base + index * bits / 8` of a memory (a `Dm`, `Flat` or byte
-    array); `byte_base` (per row) broadcasts against `index` (the access pattern)."""
-    space = _space(mem)
-    base = np.asarray(byte_base, np.int64)
-    index = np.asarray(index, np.int64)
-    if bits == 4:
-        nib = base * 2 + index
-        buf, row, pat = space.locate(nib >> 1, np.zeros((), np.int64), 1, what, op)
-        raw = (buf[row + pat] >> ((nib & 1) * 4).astype(np.uint8)) & 0xF
-        return from_raw(raw, d, 4)
-    width = bits // 8
-    buf, row, pat = space.locate(base, index * width, width, what, op)
-    addr, typed = _flat(row, pat, width)
-    if typed:
-        raw = (buf if width == 1 else buf.view(raw_dtype(bits)))[addr]
-    else:  # unaligned: assemble the little-endian bytes
-        raw = np.zeros(addr.shape, np.uint64)
-        for k in range(width):
-            raw |= buf[addr + k].astype(np.uint64) << np.uint64(8 * k)
-        raw = raw.astype(raw_dtype(bits))
-    return from_raw(raw, d, bits)
-
-
-def scatter(mem: Any, byte_base: Any, index: np.ndarray, values: np.ndarray, d: DType, bits: int,
-            op: Any = None, what: str = "a write") -> None:
-    """Write `values` of `d` at `byte_base + index * bits / 8` of a memory (shapes broadcast)."""
-    space = _space(mem)
-    base = np.asarray(byte_base, np.int64)
-    index = np.asarray(index, np.int64)
-    shape = np.broadcast_shapes(base.shape, index.shape)
-    raw = np.broadcast_to(to_raw(values, d, bits), shape).reshape(-1)
-    if bits == 4:
-        nib = np.broadcast_to(base * 2 + index, shape).reshape(-1)
-        buf, row, pat = space.locate(nib >> 1, np.zeros((), np.int64), 1, what, op)
-        addr = row + pat
-        shift = ((nib & 1) * 4).astype(np.uint8)
-        np.bitwise_and.at(buf, addr, ~(np.uint8(0xF) << shift))
-        np.bitwise_or.at(buf, addr, (raw.astype(np.uint8) & 0xF) << shift)
-        return
-    width = bits // 8
-    buf, row, pat = space.locate(base, index * width, width, what, op)
-    addr, typed = _flat(row, pat, width)
-    addr = np.broadcast_to(addr, shape).reshape(-1)
-    if typed:
-        (buf if width == 1 else buf.view(raw_dtype(bits)))[addr] = raw
-    else:
-        wide = raw.astype(np.uint64)
-        for k in range(width):
-            buf[addr + k] = ((wide >> np.uint64(8 * k)) & 0xFF).astype(np.uint8)
-
-
-def copy_bytes(src: Any, src_addr: tuple[np.ndarray, np.ndarray], dst: Any, dst_addr: tuple[np.ndarray, np.ndarray],
-               op: Any = None, what: str = "the DMA") -> None:
-    """Byte `dst_addr` of `dst` takes byte `src_addr` of `src` (a DMA's byte walk); each
-    address is a pair (outer walk, packet offsets) whose broadcast sum is the address."""
-    sbuf, srow, spat = _space(src).locate(*src_addr, 1, f"{what} source", op)
-    dbuf, drow, dpat = _space(dst).locate(*dst_addr, 1, f"{what} destination", op)
-    dbuf[drow + dpat] = sbuf[srow + spat]

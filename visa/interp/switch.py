@@ -41,20 +41,26 @@ def run_switch(op: Any, values: np.ndarray, rows: Rows) -> tuple[np.ndarray, Row
     check(route.out_slice.size == in_slice.size,
           f"the switch keeps {in_slice.size} slices, out_slice has {route.out_slice.size}", op)
     out_rows = Rows((fetch.chip, fetch.cluster, route.out_slice))
-    out = np.zeros((out_rows.count, route.out_time.size, *values.shape[2:]), values.dtype)
-    groups = dict(rows.groups())
-    for key, sel_out in out_rows.groups():
-        ring = np.zeros((in_slice.size, *values.shape[1:]), values.dtype)
-        sel = groups.get(key)
-        if sel is not None:
-            ring[rows.slice[sel]] = values[sel]
+    out_groups = list(out_rows.groups())
+    out = None
+    groups = {key: (sel, slices, run) for key, sel, slices, run in rows.slice_groups()}
+    for key, sel_out in out_groups:
+        ring = _ring(values, groups.get(key), in_slice.size)
         try:
             moved = switch_data(ring, in_slice, fetch.time, route.out_slice, route.out_time, config)
         except (ValueError, TypeError, IndexError) as e:
             raise InterpError(f"the switch cannot route this stream: {e}", op) from None
         check(moved.shape[1] == route.out_time.size,
               f"the switch gives {moved.shape[1]} steps, out_time has {route.out_time.size}", op)
-        out[sel_out] = moved[out_rows.slice[sel_out]]
+        kept = out_rows.slice[sel_out]
+        if len(out_groups) == 1 and moved.base is None and np.array_equal(kept, np.arange(moved.shape[0])):
+            out = moved        # every slice of the one ring, in order: the switch's own new array
+            continue
+        if out is None:
+            out = np.zeros((out_rows.count, route.out_time.size, *values.shape[2:]), values.dtype)
+        out[sel_out] = moved[kept]
+    if out is None:
+        out = np.zeros((out_rows.count, route.out_time.size, *values.shape[2:]), values.dtype)
     return zero_padding(out, pad_mask(route.out_time, fetch.packet)), out_rows
 
 

@@ -21,9 +21,10 @@ from ir import convert as cv
 from ir.dtypes import DType
 from ir.mapping.cells import LIVE
 from ir.mapping.nodes import Mapping
-from tu_ops.enums import CellFormat, FeedElementType
+from tu_ops.enums import CellFormat, ConversionKind, FeedElementType
+from visa.interp.errors import InterpError, check
 
-__all__ = [
+__all__ = ["convert_chain", 
     "value_dtype", "raw_dtype", "to_raw", "from_raw", "to_bytes", "from_bytes", "pad_mask",
     "zero_padding", "zero_pad", "padded", "widen", "CELL_DTYPES",
 ]
@@ -177,3 +178,24 @@ def widen(values: np.ndarray, et: FeedElementType) -> np.ndarray:
     if table is None:
         return np.asarray(values)
     return table[values].view(np.float32)
+
+
+def convert_chain(values: np.ndarray, op: Any, target: Any) -> np.ndarray:
+    """Apply the feed's conversions in order; the result holds `element_type` values."""
+    d = op.source.dtype
+    for c in op.conversions:
+        if c.kind is ConversionKind.ZP_SUB:
+            entry = target.zero_point_entry(d)
+            check(entry is not None, f"no zero-point subtraction from {d}", op)
+            try:
+                values = cv.zero_point_sub(values, c.zero_point, d)
+            except ValueError as e:
+                raise InterpError(str(e), op) from None
+            d = entry.dst
+            continue
+        src, dst = c.kind.pair
+        check(src == d, f"{c} converts {src}, but the adapter holds {d}", op)
+        values = cv.convert(values, src, dst, "table_lookup" if c.kind.stage == "lookup" else "fetch_cast")
+        d = dst
+    check(d == op.element_type.dtype, f"the conversions give {d}, element_type is {op.element_type}", op)
+    return np.asarray(values).astype(value_dtype(d), copy=False)

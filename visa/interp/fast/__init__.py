@@ -3,7 +3,8 @@
 The interpreter (visa/interp/) is the executable spec of the artifact and reads on its
 own; everything here computes the same bits faster and is turned off as a whole by
 `NPU_OPT_INTERP_FAST=0` or `execute(..., fast=False)` (`speed`, tests/visa/test_interp_plain.py):
-the compiled float contraction (`contract_jit*`), DMA copy notes (`copies`), pooled
+the compiled float contraction (`contract_jit*`), DMA copy notes (`copies`), DMA broadcasts
+held lazily in DM (`lazy`), pooled
 stores (`pool`), `Repeated` streams held as their distinct packets (`repeated`), `Front`
 streams held as their front lanes (`lanes`), the float64 unary ops in kept buffers
 (`unary`) and the per-record memo (`memo`).
@@ -13,4 +14,4 @@ itself on a hook of visa/interp/shortcuts.py, which the plain code asks by name.
 this package registers them all (visa/interp/__init__.py does).
 """
 
-from visa.interp.fast import copies, memo, unary  # noqa: F401 - each registers its shortcuts
+from visa.interp.fast import copies, lazy, memo, unary  # noqa: F401 - each registers its shortcuts

@@ -327,6 +327,8 @@ def run_float(plan: Plan, stream: np.ndarray | Repeated, outer: Any, trf: Any, r
                                     tpad, out, pairs, quads, wcodes, wshifts, widen_table(outer.weight_type), woffs,
                                     n_w, _NO_SCAN, _NO_SCAN)
         return out
+    if getattr(stream, "sparse", False):   # the general kernel reads every row: the copies written out
+        packets = packets[held]
     if per_row:  # not exact after all: the general kernel takes the laid-out weights
         wt, which, w_range = _weight_operand(outer, trf, rows, mem, n_w, woffs)
     if paired:                                          # the first shift's (0) first lanes: the plain layout

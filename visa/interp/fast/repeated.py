@@ -26,21 +26,28 @@ class Repeated(Held):
 
     KIND = "repeated"
 
-    def __init__(self, factored: np.ndarray, shape: tuple[int, int, int], held: np.ndarray | None = None) -> None:
+    def __init__(self, factored: np.ndarray, shape: tuple[int, int, int], held: np.ndarray | None = None,
+                 sparse: bool = False) -> None:
         self.factored = factored
         self.shape = shape
         self.dtype = factored.dtype
         self.held = held
-        """Each row's first row with the same values (a DMA's copies, `visa.interp.fast.copies`),
-        or None: not known."""
+        """Each row's first row with the same values (a DMA's copies, `visa.interp.fast.copies`,
+        or a broadcast held lazily, `visa.interp.fast.lazy`), or None: not known."""
+        self.sparse = sparse
+        """Only the rows `held` names (held[r] == r) are stored in `factored`; every other row
+        is read from its held row (the contraction's exact kernel does so)."""
 
     def materialize(self) -> np.ndarray:
         """The stream written out, every copy of every packet."""
-        return np.ascontiguousarray(self.factored).reshape(self.shape)
+        full = np.ascontiguousarray(self.factored).reshape(self.shape)
+        return full[self.held] if self.sparse else full
 
     def natural_view(self, count: int, pattern: np.ndarray) -> np.ndarray | None:
         """The elements at `pattern` (rows first) as a view, its copies kept as zero strides,
         when the pattern reads every element in order; else None."""
+        if self.sparse:
+            return None
         flat = pattern.reshape(-1)
         in_order = flat.size == self.shape[1] * self.shape[2] and np.array_equal(flat, np.arange(flat.size))
         return view_reshape(self.factored, (count, *pattern.shape)) if in_order else None
@@ -51,6 +58,8 @@ class Repeated(Held):
         reshapes either side without a copy. None when its elements are not whole bytes in
         flits of one row or no common split exists."""
         f = self.factored
+        if self.sparse:
+            return None
         if bits not in (8, 16, 32) or f.shape[-1] * f.itemsize != row.itemsize or f.strides[-1] != f.itemsize:
             return None
         cuts = sorted(_cuts(f.shape[1:-1]) | _cuts((lanes, nrows)))

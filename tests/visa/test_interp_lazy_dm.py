@@ -1,0 +1,139 @@
+"""A DMA broadcast into DM held lazily (visa/interp/fast/lazy.py): the command's distinct
+rows and each slice's row among them, not its copies; the padding slices of its new
+tensor as one row of zeros. A reader that knows the form (a contraction's or TRF load's
+feed, `feed._repeated`) reads each distinct row once; every other access of the DM store
+writes the region out first (`Dm._grow`). Results stay the numpy oracle's bits, and the
+cpu backend's."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import npu_opt
+from synth import contraction
+from synth.space import build
+from visa import parse_visa
+from visa.interp import execute_inout
+from visa.interp.fast import lazy
+from visa.interp.memory import Dm, Lazy
+from visa.interp.memory import gather, scatter
+from npu_opt.compile_api import compile_kernel
+from ir.dtypes import u8 as U8
+
+# w's DMA repeats each row block over 8 slices, two slices apart (a loop of source stride
+# 0); a's over 16: both broadcasts, one read by the contraction's feed, one by the TRF load
+PLACEMENT = "16x8 of 8x16, on 1/2 of the slices"
+SIZES = dict(m=128, n=128, k=64)
+
+
+def _run(monkeypatch: pytest.MonkeyPatch, trf: str, through: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
+    """(interpreter, cpu backend, oracle) results of the small broadcast GEMM, and the lazy
+    regions held; `through`: False makes the feed unable to read the lazy form (so the
+    region is written out by the read of the DM store)."""
+    monkeypatch.setattr(lazy, "LAZY_BYTES", 0)     # the small kernel's broadcasts held too
+    held: list = []
+    hold = Dm.hold
+    monkeypatch.setattr(Dm, "hold", lambda dm, region: held.append(region) or hold(dm, region))
+    if not through:
+        monkeypatch.setattr(Dm, "lazy_view", lambda *args: None)
+    spec = contraction("out[n,m] = a[m,k] * w[n,k]", dtype="bf16:f32", sizes=SIZES, name="lazy")
+    kernel = build(spec, dict(placement=PLACEMENT, trf=trf, packet=16), "<lazy dm>")
+    rng = np.random.default_rng(5)
+    host = {"a": rng.integers(-8, 9, (128, 64)), "w": rng.integers(-8, 9, (128, 64))}
+    arrays = [host[name].astype(ml_dtypes.bfloat16) for name, _ in spec.operands] + [np.zeros((128, 128), np.float32)]
+    results, finals = execute_inout(parse_visa(compile_kernel(kernel).text), [a.copy() for a in arrays])
+    got = np.asarray((results + finals)[-1])
+    cpu = np.asarray(npu_opt.run(kernel, *[a.copy() for a in arrays]))
+    want = np.einsum("nk,mk->nm", host["w"].astype(np.float64), host["a"].astype(np.float64)).astype(np.float32)
+    return got, cpu, want, held
+
+
+@pytest.mark.parametrize("trf", ["a", "w"])
+def test_a_broadcast_held_lazily_gives_the_oracles_bits(monkeypatch: pytest.MonkeyPatch, trf: str) -> None:
+    got, cpu, want, held = _run(monkeypatch, trf, through=True)
+    copies = [z for z in held if z.rows.shape[0] > 1]
+    assert copies and all(z.slices.size >= 2 * z.rows.shape[0] for z in copies)   # distinct rows, not copies
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert np.array_equal(cpu.view(np.uint32), want.view(np.uint32))
+
+
+def test_a_reader_that_cannot_read_it_lazily_writes_it_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    got, cpu, want, held = _run(monkeypatch, "a", through=False)
+    assert held
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert np.array_equal(cpu.view(np.uint32), want.view(np.uint32))
+
+
+def _region(dm: Dm) -> tuple[np.ndarray, Lazy]:
+    """A lazy region over offsets [100, 164) of slices 1, 3, 5, 7 (two distinct rows), and the
+    bytes the store must show for it (a model: slices x 200 offsets)."""
+    rows = np.arange(128, dtype=np.uint8).reshape(2, 64) + 1
+    which = np.full(dm.slices, -1, np.int64)
+    which[[1, 3, 5, 7]] = [0, 0, 1, 1]
+    model = np.zeros((dm.slices, 200), np.uint8)
+    model[[1, 3, 5, 7], 100:164] = rows[[0, 0, 1, 1]]
+    return model, Lazy(100, 164, np.array([1, 3, 5, 7], np.int64), which, rows)
+
+
+def _bytes(dm: Dm, slices: int, width: int) -> np.ndarray:
+    """Offsets [0, width) of the first `slices` slices, read through `gather`."""
+    base = (np.arange(slices, dtype=np.int64) * dm.slice_bytes)[:, None]
+    return gather(dm, base, np.arange(width, dtype=np.int64)[None], U8, 8)
+
+
+def test_a_lazy_region_reads_as_its_bytes_and_a_write_into_part_of_it_keeps_the_rest() -> None:
+    dm = Dm(16, 4096)
+    model, region = _region(dm)
+    dm.hold(region)
+    rows, which = dm.lazy_view(110, 120, np.array([3, 5], np.int64), [5], [2], np.dtype("<u2"))
+    assert np.array_equal(rows[which], model[[3, 5], 110:120].view("<u2"))
+    u8 = np.dtype(np.uint8)
+    assert dm.lazy_view(110, 120, np.array([2, 3], np.int64), [10], [1], u8) is None   # slice 2 is not in it
+    assert dm.lazy_view(150, 170, np.array([3], np.int64), [20], [1], u8) is None      # past its end
+    assert dm.lazy_view(170, 180, np.array([3], np.int64), [10], [1], u8) is None      # nothing held there
+    # a write of four bytes into slice 5 (inside the region) writes the region out first
+    scatter(dm, np.array([[5 * dm.slice_bytes]]), np.arange(120, 124, dtype=np.int64)[None],
+            np.full((1, 4), 200, np.uint8), U8, 8)
+    model[5, 120:124] = 200
+    assert not dm.lazy
+    assert np.array_equal(_bytes(dm, 16, 200), model[:16])
+
+
+def test_a_lazy_region_stays_lazy_for_an_access_elsewhere_and_is_forgotten_when_written_whole() -> None:
+    dm = Dm(16, 4096)
+    model, region = _region(dm)
+    dm.hold(region)
+    assert np.array_equal(_bytes(dm, 16, 100), model[:16, :100])   # offsets below the region: not written out
+    assert dm.lazy
+    dm.overwrite(64, 128, 16)         # a writer of every byte of [64, 192) in every slice
+    assert not dm.lazy
+
+
+def test_regions_on_other_slices_do_not_write_each_other_out() -> None:
+    dm = Dm(16, 4096)
+    model, region = _region(dm)
+    dm.hold(region)
+    zeros = np.flatnonzero(region.which[:16] < 0)
+    which = np.full(dm.slices, -1, np.int64)
+    which[zeros] = 0
+    dm.hold(Lazy(100, 164, zeros, which, np.zeros((1, 64), np.uint8)))   # the other slices: zeros
+    assert len(dm.lazy) == 2
+    dm.hold(Lazy(90, 110, np.array([3], np.int64), np.where(np.arange(16) == 3, 0, -1), np.full((1, 20), 9, np.uint8)))
+    model[3, 90:110] = 9               # a new region over part of slice 3: the one it meets is written out first
+    assert len(dm.lazy) == 2
+    assert np.array_equal(_bytes(dm, 16, 200), model[:16])
+
+
+def test_the_slices_a_dma_does_not_write_are_held_as_zeros(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lazy, "LAZY_BYTES", 0)
+    dm = Dm(16, 4096)
+    scatter(dm, (np.arange(16, dtype=np.int64) * dm.slice_bytes)[:, None], np.arange(200, dtype=np.int64)[None],
+            np.full((16, 200), 7, np.uint8), U8, 8)       # an earlier tensor's bytes
+    written = np.arange(16) % 2 == 0                        # the even slices: the DMA writes them
+    dm.zero(16, 100, 64, written, lazy.zero_lazy)
+    assert len(dm.lazy) == 1 and np.array_equal(dm.lazy[0].slices, np.flatnonzero(~written))
+    model = np.full((16, 200), 7, np.uint8)
+    model[~written, 100:164] = 0
+    assert np.array_equal(_bytes(dm, 16, 200), model)

@@ -1,0 +1,101 @@
+"""A DMA broadcast into DM held lazily: the command's distinct rows, not its copies.
+
+A command from HBM whose slice loops repeat their source (a stride-0 loop over slices: the
+same bytes into many slices) writes `slices x span` bytes of which only `distinct x span`
+differ. `dma_lazy` copies the distinct rows once into an array of their own and holds the
+command's destination as a `Lazy` region of the DM (`visa.interp.memory.Dm.hold`): slice s
+of it holds row which[s]. Nothing is written into the DM store; any access of the store
+that may reach the region writes it out first (`Dm._grow`, the one gate of every DM
+access), so every reader that does not know the lazy form reads the same bytes as before.
+The feed of a contraction (`feed._repeated`) reads through it: each distinct row once.
+The slices a DMA's new tensor does not write (the padding slices of a placement on every
+other slice) are held alike, as one row of zeros (`zero_lazy`).
+
+Held only when it pays: at least `LAZY_BYTES` bytes of copies and at least two copies of
+every distinct row on average; a command the analysis does not describe (a walk that is not
+one dense byte range per slice, a slice written twice, bytes out of bounds) is left to the
+plain copy, which reports any fault.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from visa.interp.memory import Lazy
+from visa.interp.shortcuts import per_record, register
+from visa.interp.strided import flat_walk, injective, view
+
+__all__ = ["LAZY_BYTES", "broadcast_rows", "dma_lazy", "zero_lazy"]
+
+LAZY_BYTES = 1 << 18
+"""The fewest bytes of copies a command writes for it to be held lazily."""
+
+
+@per_record
+def broadcast_rows(cmd: Any, base: int, slice_bytes: int, slices: int) -> tuple[Any, ...] | None:
+    """The lazy form of command `cmd` writing the DM from `base`: (offset in a slice, span,
+    the slices it writes (sorted), each one's distinct row, each distinct row's source offset
+    from the command's source base, the inner loops' sizes, source strides, destination
+    strides); None when it is not one dense byte range per slice."""
+    sizes = [e.size for e in cmd.entries]
+    src = [e.src_stride for e in cmd.entries]
+    dst = [e.dst_stride for e in cmd.entries]
+    if base < 0 or any(s < 0 for s in src + dst):
+        return None
+    first, off = divmod(base, slice_bytes)
+    inner = [(n, s, d) for n, s, d in zip(sizes, src, dst) if d % slice_bytes]
+    outer = [(n, s, d // slice_bytes) for n, s, d in zip(sizes, src, dst) if d % slice_bytes == 0]
+    span = sum((n - 1) * d for n, _, d in inner) + 1
+    if (int(np.prod([n for n, _, _ in inner])) != span or off + span > slice_bytes
+            or not injective([n for n, _, _ in inner], [d for _, _, d in inner], 1)):
+        return None
+    where, source = np.full((), first, np.int64), np.zeros((), np.int64)
+    for n, s, k in outer:
+        where = where[..., None] + np.arange(n, dtype=np.int64) * k
+        source = source[..., None] + np.arange(n, dtype=np.int64) * s
+    where, source = where.reshape(-1), source.reshape(-1)
+    if where.size != np.unique(where).size or int(where.max()) >= slices:
+        return None
+    order = np.argsort(where, kind="stable")
+    distinct, which = np.unique(source[order], return_inverse=True)
+    return (off, span, where[order], which.reshape(-1).astype(np.int64), distinct,
+            [n for n, _, _ in inner], [s for _, s, _ in inner], [d for _, _, d in inner])
+
+
+@register("dma_lazy")
+def dma_lazy(mem: Any, cmd: Any, src: np.ndarray, src_base: int, dst_base: int) -> bool:
+    """Hold command `cmd` of a DMA from the HBM bytes `src` (from `src_base`) into the DM of
+    its part (from `dst_base`) lazily when `broadcast_rows` describes it and its source is in
+    bounds; False leaves it to the plain copy."""
+    form = broadcast_rows(cmd, dst_base, mem.dm_slice, mem.slices)
+    if form is None:
+        return False
+    off, span, where, which, distinct, sizes, src_strides, dst_strides = form
+    if where.size * span < LAZY_BYTES or 2 * distinct.size > where.size:
+        return False
+    walks = [flat_walk(src, src_base + int(u), sizes, src_strides, 1) for u in distinct]
+    if any(w is None for w in walks):
+        return False
+    rows = np.empty((distinct.size, span), np.uint8)
+    for j, walk in enumerate(walks):
+        np.copyto(np.ndarray(tuple(sizes), np.uint8, buffer=rows[j], strides=tuple(dst_strides)),
+                  view(walk, sizes, np.dtype(np.uint8)))
+    at = np.full(mem.slices, -1, np.int64)
+    at[where] = which
+    mem.dm(cmd.part.chip, cmd.part.cluster).hold(Lazy(off, off + span, where, at, rows))
+    return True
+
+
+@register("dm_zero_lazy")
+def zero_lazy(dm: Any, base: int, size: int, slices: np.ndarray) -> bool:
+    """Hold bytes [base, base + size) of `slices` of `dm` as zeros, lazily (a DMA's new tensor:
+    the slices its commands do not write, e.g. the padding half of the slices), when they
+    are at least `LAZY_BYTES`; False leaves them to be zeroed."""
+    if slices.size * size < LAZY_BYTES:
+        return False
+    which = np.full(dm.slices, -1, np.int64)
+    which[slices] = 0
+    dm.hold(Lazy(base, base + size, slices.astype(np.int64), which, np.zeros((1, size), np.uint8)))
+    return True
