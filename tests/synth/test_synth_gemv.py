@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 from backends import get_backend
-from backends.npu import compile_kernel
 from driver.cli import main
 from driver.discover import load_file
 from synth import contraction
@@ -23,8 +22,8 @@ from synth.gemv import ROW, layout, layouts
 from synth.space import build, points
 from synth.tiling import ALIGN_BYTES
 from tests.synth.test_synth_many_shapes import oracle
-from tu_ops.target import get_target
-from visa.schedule import builtin_rates, schedule_artifact
+from tests.synth.lever_checks import makespan
+from visa.schedule import builtin_rates
 
 GEMV = "y[m] = a[m,k] * x[k]"
 GEMM = "out[m,n] = a[m,k] * w[n,k]"
@@ -34,13 +33,6 @@ BF16 = ml_dtypes.bfloat16
 def _ops(rng: np.random.Generator, dtype: str, shapes: list[tuple[int, ...]]) -> list[np.ndarray]:
     return [rng.integers(-128, 128, s, dtype=np.int8) if dtype == "i8:i32" else rng.integers(-8, 9, s).astype(BF16)
             for s in shapes]
-
-
-def _makespan(spec: object, point: dict) -> int:
-    kernel = build(spec, point)
-    outcome = compile_kernel(kernel, get_target("rngd"))
-    assert outcome.status == "ok", outcome.diagnostics
-    return schedule_artifact(outcome.artifact, target=get_target("rngd"), rates=builtin_rates("rngd")).makespan
 
 
 def test_the_gemv_space_holds_rows_in_the_trf_and_k_over_slices() -> None:
@@ -64,10 +56,10 @@ def test_a_k_chunk_under_the_aligned_access_is_why_the_references_split_is_slow(
     # ALIGN_BYTES is the schedule model's aligned HBM access
     assert ALIGN_BYTES == builtin_rates("rngd").values[("hbm", "align_bytes")]
     spec = contraction(GEMV, dtype="i8:i32", sizes=dict(m=4096, k=4096))
-    offered = _makespan(spec, dict(layout="256 rows per slice, k over 16 slices", packet=32, reuse="trf"))
-    one_row = _makespan(spec, dict(layout=ROW, packet=32, reuse="trf"))
+    offered = makespan(spec, dict(layout="256 rows per slice, k over 16 slices", packet=32, reuse="trf"))
+    one_row = makespan(spec, dict(layout=ROW, packet=32, reuse="trf"))
     # the reference's matmul_4096 choice: 32-byte chunks of k over 128 slices, each an HBM access of its own
-    reference = _makespan(spec, dict(layout="2048 rows per slice, k over 128 slices", packet=32, reuse="trf"))
+    reference = makespan(spec, dict(layout="2048 rows per slice, k over 128 slices", packet=32, reuse="trf"))
     assert offered * 1.5 < one_row and offered * 5 < reference, (offered, one_row, reference)
 
 

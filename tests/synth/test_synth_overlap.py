@@ -7,39 +7,16 @@ contraction and store one after another."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-from backends import get_backend
-from backends.npu import compile_kernel
 from synth import contraction
 from synth.offer import offered
 from synth.overlap import piece_tile
-from synth.space import build, points, source
-from tu_ops.target import get_target
-from visa.schedule import builtin_rates, schedule_artifact
+from synth.space import points, source
+from tests.synth.lever_checks import equals_numpy, makespan
 
 GEMM = "out[m,n] = a[m,k] * w[n,k]"
 EPILOGUE = "q[m,n] = requant(relu(a[m,k] * w[n,k] + b[n]), 0.0009765625)"
-
-
-def _makespan(spec, point) -> int:
-    outcome = compile_kernel(build(spec, point), get_target("rngd"))
-    assert outcome.status == "ok", outcome.diagnostics
-    return schedule_artifact(outcome.artifact, target=get_target("rngd"), rates=builtin_rates("rngd")).makespan
-
-
-def _equals_numpy(spec, point) -> None:
-    """The candidate equals the space's numpy oracle (synth/space.py `_oracle`, np.einsum of
-    the operands widened to int64) on the cpu backend and in the VISA interpreter."""
-    space = spec.space()
-    kernel = build(spec, point)
-    arrays = space.inputs(np.random.default_rng(54))
-    want = space.oracle(*arrays)
-    for backend in ("cpu", "visa"):
-        got = [a.copy() for a in arrays]
-        get_backend(backend).run(kernel, tuple(got))
-        assert np.array_equal(got[-1], want), backend
 
 
 def test_pieces_are_offered_with_w_stationary_and_not_where_a_piece_cannot_be_cut() -> None:
@@ -72,7 +49,7 @@ def test_a_one_tile_kernel_in_pieces_loads_contracts_and_stores_each_piece() -> 
     point = dict(placement="16x1 of 8x128, on 1/16 of the slices, w by switch", trf="w", packet=32, pieces=2)
     text = source(spec, point)
     assert "for p in range(2)]" in text and "for p, result in enumerate(results):" in text
-    _equals_numpy(spec, point)
+    equals_numpy(spec, point)
 
 
 def test_a_bias_moves_before_the_pieces_and_loads_its_vrf_after_the_trf() -> None:
@@ -82,7 +59,7 @@ def test_a_bias_moves_before_the_pieces_and_loads_its_vrf_after_the_trf() -> Non
     calls = [line.strip() for line in text.splitlines()[-6:]]
     assert calls == ["w_dm = w_block(0)", "b_dm = b_dm_block(0)", "a_dm = a_block(0)", "trf = stationary(w_dm)",
                      "b_blocks[0] = b_vrf_load(b_dm)", "tile(a_dm, trf, 0, 0)"]
-    _equals_numpy(spec, point)
+    equals_numpy(spec, point)
 
 
 @pytest.mark.parametrize("order", ["ij", "ji"])
@@ -92,7 +69,7 @@ def test_pieces_inside_rolled_tile_loops_equal_numpy(order: str) -> None:
     point = dict(placement="8x2 of 16x32, on 1/16 of the slices", trf="w", packet=16, order=order, reuse="outer",
                  pieces=2)
     assert "ctx.loop(" in source(spec, point)
-    _equals_numpy(spec, point)
+    equals_numpy(spec, point)
 
 
 @pytest.mark.parametrize("einsum, sizes, placement, one, two", [
@@ -107,4 +84,4 @@ def test_two_pieces_overlap_the_dmas_with_the_contraction_in_the_model(einsum: s
                                                                       placement: str, one: int, two: int) -> None:
     spec = contraction(einsum, dtype="i8:i32", sizes=sizes)
     point = dict(placement=placement, trf="w", packet=32)
-    assert (_makespan(spec, point | {"pieces": 1}), _makespan(spec, point | {"pieces": 2})) == (one, two)
+    assert (makespan(spec, point | {"pieces": 1}), makespan(spec, point | {"pieces": 2})) == (one, two)

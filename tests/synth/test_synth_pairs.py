@@ -7,41 +7,18 @@ visa, and that the schedule model finds a pair body faster than two one-tile bod
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-from backends import get_backend
-from backends.npu import compile_kernel
 from synth import contraction
 from synth.offer import offered
 from synth.pairs import paired_trips
-from synth.space import build, points, source
-from tu_ops.target import get_target
-from visa.schedule import builtin_rates, schedule_artifact
+from synth.space import points, source
+from tests.synth.lever_checks import equals_numpy, makespan
 
 GEMM = "out[m,n] = a[m,k] * w[n,k]"
 EPILOGUE = "q[m,n] = requant(relu(a[m,k] * w[n,k] + b[n]), 0.0009765625)"
 # 5 tiles of 64 x 128 on 16 slices: an odd count along m, one tile along n
 ODD = dict(placement="8x2 of 8x64, on 1/16 of the slices", trf="w", packet=32, reuse="outer", pieces=1)
-
-
-def _makespan(spec, point) -> int:
-    outcome = compile_kernel(build(spec, point), get_target("rngd"))
-    assert outcome.status == "ok", outcome.diagnostics
-    return schedule_artifact(outcome.artifact, target=get_target("rngd"), rates=builtin_rates("rngd")).makespan
-
-
-def _equals_numpy(spec, point) -> None:
-    """The candidate equals the space's numpy oracle (synth/space.py `_oracle`, np.einsum of
-    the operands widened to int64) on the cpu backend and in the VISA interpreter."""
-    space = spec.space()
-    kernel = build(spec, point)
-    arrays = space.inputs(np.random.default_rng(54))
-    want = space.oracle(*arrays)
-    for backend in ("cpu", "visa"):
-        got = [a.copy() for a in arrays]
-        get_backend(backend).run(kernel, tuple(got))
-        assert np.array_equal(got[-1], want), backend
 
 
 def test_pairs_are_offered_only_for_rolled_loops_of_two_tiles_or_more() -> None:
@@ -75,7 +52,7 @@ def test_an_odd_count_pairs_four_tiles_and_runs_the_last_alone(order: str) -> No
     text = source(spec, point)
     assert "for ii in ctx.loop(2):" in text and "result1 = tile(" in text and "store(result0, 2 * ii" in text
     assert "# the last of an odd count of tiles, alone" in text and ("tile(a_dm, trf, 4, " in text)
-    _equals_numpy(spec, point)
+    equals_numpy(spec, point)
 
 
 @pytest.mark.parametrize("order, reuse", [("ij", "outer"), ("ji", "none")])
@@ -87,7 +64,7 @@ def test_pairs_inside_both_rolled_loops_equal_numpy(order: str, reuse: str) -> N
                  pieces=1, pair=True)
     text = source(spec, point)
     assert "ctx.loop(" in text and "result1 = tile(" in text
-    _equals_numpy(spec, point)
+    equals_numpy(spec, point)
 
 
 @pytest.mark.parametrize("order, one, two", [
@@ -103,4 +80,4 @@ def test_pairs_inside_both_rolled_loops_equal_numpy(order: str, reuse: str) -> N
 def test_a_pair_body_is_faster_than_two_one_tile_bodies_in_the_model(order: str, one: int, two: int) -> None:
     spec = contraction(GEMM, dtype="i8:i32", sizes=dict(m=320, n=128, k=64))
     point = ODD | {"order": order}
-    assert (_makespan(spec, point | {"pair": False}), _makespan(spec, point | {"pair": True})) == (one, two)
+    assert (makespan(spec, point | {"pair": False}), makespan(spec, point | {"pair": True})) == (one, two)
