@@ -9,7 +9,7 @@ from synth import contraction
 from synth.offer import offered
 from synth.space import points
 from synth.tiling import geometry
-from tests.synth.test_synth_overlap import _equals_numpy, _makespan  # the numpy check on cpu and visa, the model
+from tests.synth.lever_checks import equals_numpy, makespan  # the numpy check on cpu and visa, the model
 
 GEMM = "out[m,n] = a[m,k] * w[n,k]"
 
@@ -31,10 +31,10 @@ def test_thin_blocks_reach_only_results_too_short_for_the_slices_and_only_with_w
 def test_thin_kernels_equal_numpy_on_cpu_and_visa() -> None:
     bf16 = contraction(GEMM, dtype="bf16:bf16", sizes=dict(m=32, n=128, k=64))
     assert "16x4 of 2x32, on 1/4 of the slices, w by switch" in _thin(bf16)
-    _equals_numpy(bf16, dict(placement="16x4 of 2x32, on 1/4 of the slices, w by switch", trf="w", packet=16))
+    equals_numpy(bf16, dict(placement="16x4 of 2x32, on 1/4 of the slices, w by switch", trf="w", packet=16))
     i8 = contraction(GEMM, sizes=dict(m=16, n=128, k=64))
     assert "8x8 of 4x16, on 1/4 of the slices" in _thin(i8)   # 4 rows a slice, in 2 pieces of 2
-    _equals_numpy(i8, dict(placement="8x8 of 4x16, on 1/4 of the slices", trf="w", packet=32, pieces=2))
+    equals_numpy(i8, dict(placement="8x8 of 4x16, on 1/4 of the slices", trf="w", packet=32, pieces=2))
 
 
 def test_the_small_bf16_gemm_runs_faster_on_thin_blocks() -> None:
@@ -42,4 +42,4 @@ def test_the_small_bf16_gemm_runs_faster_on_thin_blocks() -> None:
     thin = dict(placement="64x1 of 2x128, on 1/4 of the slices, w by switch", trf="w", packet=16, pieces=1)
     assert thin["placement"] in points(spec)["placement"]
     former = dict(placement="16x2 of 8x64, on 1/8 of the slices, w by switch", trf="w", packet=16, pieces=2)
-    assert (_makespan(spec, thin), _makespan(spec, former)) == (6780, 8058)
+    assert (makespan(spec, thin), makespan(spec, former)) == (6780, 8058)
