@@ -114,10 +114,9 @@ def _with_pair(spec: Any, levers: dict[str, list[Any]]) -> dict[str, list[Any]]:
     may roll two tiles a body: more than one tile, in rolled loops."""
     if "order" not in levers:
         return levers
-    values = [v for v in PAIRS if any(offered(spec, {"placement": p, "trf": t, "order": o, "reuse": r, "pair": v})
-                                      for p in levers["placement"] for t in levers["trf"]
-                                      for o in levers["order"] for r in levers["reuse"])]
-    return levers | {"pair": values} if len(values) > 1 else levers
+    return _with_offered(spec, levers, "pair", PAIRS, [
+        {"placement": p, "trf": t, "order": o, "reuse": r}
+        for p in levers["placement"] for t in levers["trf"] for o in levers["order"] for r in levers["reuse"]])
 
 
 def _with_pieces(spec: Any, levers: dict[str, list[Any]]) -> dict[str, list[Any]]:
@@ -126,9 +125,15 @@ def _with_pieces(spec: Any, levers: dict[str, list[Any]]) -> dict[str, list[Any]
     whose points fits is searched whole for the rules' refusals, and pieces would only
     repeat them."""
     wn = levers["trf"][0]
-    values = [n for n in PIECES if any(offered(spec, {"placement": p, "trf": wn, "pieces": n})
-                                       for p in levers["placement"])]
-    return levers | {"pieces": values} if len(values) > 1 else levers
+    return _with_offered(spec, levers, "pieces", PIECES, [{"placement": p, "trf": wn} for p in levers["placement"]])
+
+
+def _with_offered(spec: Any, levers: dict[str, list[Any]], lever: str, values: list[Any],
+                  partial: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """`levers` with `lever` holding those of its `values` some point of `partial` (the other
+    levers' values) is offered with (offer.offered), when more than one is."""
+    kept = [v for v in values if any(offered(spec, p | {lever: v}) for p in partial)]
+    return levers | {lever: kept} if len(kept) > 1 else levers
 
 
 def _with_switch(placements: list[Any], m: int, k: int, elem: int) -> list[Any]:
