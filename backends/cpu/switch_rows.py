@@ -46,7 +46,8 @@ def _packet_map(op: Switch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     found = _MAPS.get(op)
     if found is None:
         t = op.input.type
-        ids = np.arange(t.slice.size * t.time.size, dtype=np.int64).reshape(t.slice.size, t.time.size, 1)
+        n = t.slice.size * t.time.size  # the map kept per op in int32 when it fits (issue 61, first-run memory)
+        ids = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64).reshape(t.slice.size, t.time.size, 1)
         moved = switch_data(ids, t.slice, t.time, op.out_slice, op.out_time, op.config, fill=-1)[..., 0]
         _, reps, cls = np.unique(moved, axis=0, return_index=True, return_inverse=True)
         found = _MAPS.put(op, (np.ascontiguousarray(moved), reps, cls.reshape(-1)))
