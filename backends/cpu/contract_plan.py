@@ -44,7 +44,7 @@ KEPT = ("lane", "keep", "col")
 @attrs.frozen
 class OuterPlan:
     """Where every cell of `[Lane, out_time, out_packet]` reads its operands: `sidx`
-    (out_time, out_packet) into the per-slice stream `(T, P)`, `tidx` (lane, out_time,
+    (out_time, out_packet) into the per-slice stream `(T, P)` (int32 when it fits), `tidx` (lane, out_time,
     out_packet) into the per-slice TRF `(Lane, Element)` (int32 when the TRF's cells allow:
     it is kept per key, issue 61), `live` False on padding."""
 
@@ -61,7 +61,9 @@ def _outer_plan(t_size: int, p_size: int, tiling: int, pack: int, flit: int,
     t = (o // tiling) * pack + q // flit  # docs/machine/contraction.md: the stream time step
     if t.max() >= t_size or flit > p_size:
         raise InternalError("contract_outer: the stream adapter reads past the stream")
-    sidx = t * p_size + q % flit
+    sidx = t * p_size + q % flit  # kept in the cache: int32 when the stream's cells allow (issue 61)
+    if t_size * p_size <= np.iinfo(np.int32).max:
+        sidx = sidx.astype(np.int32)
     trf_levels, pre_levels = (lane, element), (lane, out_time, out_packet)
     space = moves.key_space(moves.joint_frag(trf_levels))  # the levels' own past the table limit
     plan = moves.match_keys(space, trf_levels, pre_levels, "contract_outer", narrow=True)  # int32: kept in the cache

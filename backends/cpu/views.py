@@ -114,6 +114,11 @@ def window(op: Window, base: np.ndarray, start: np.ndarray | None = None) -> np.
     forms = _grid_form(t)
     whole = forms is not None and all(math.prod(c for c, _ in dims) == mp.size
                                       for (_, dims), mp in zip(forms, t.levels()))
+    if whole:  # every cell a base cell on one strided grid: a read-only view of the base when
+        try:     # the grid is the levels' shape (issue 61: a batched kernel copied its 8 MiB
+            return np.reshape(_cells(base, forms, offset, False), layout.shape_of(t), copy=False)  # operand per tile)
+        except ValueError:  # the grid's axes do not merge into the levels': copied
+            pass
     out = (np.empty if whole else np.zeros)(layout.shape_of(t), base.dtype)  # every cell written, or padding zero
     _copy_cells(out, None, base, offset, t)
     return out
