@@ -169,10 +169,9 @@ def _deps(arr: np.ndarray | None) -> set[int]:
 
 
 def arrange(arr: np.ndarray, groups: list[list[int]], sizes: tuple[int, ...],
-            materialize: bool, dtype: np.dtype | None = None) -> np.ndarray:
+            materialize: bool) -> np.ndarray:
     """`arr` (one axis per digit, size 1 where independent) with its digits ordered and
-    merged by `groups`; a group it does not depend on stays size 1 unless `materialize`.
-    `dtype`: the result's (cast in the one copy made), else `arr`'s."""
+    merged by `groups`; a group it does not depend on stays size 1 unless `materialize`."""
     inside = {k for gr in groups for k in gr}
     if any(arr.shape[k] > 1 for k in range(arr.ndim) if k not in inside):
         raise ValueError("an array depends on a digit outside its layout")
@@ -183,17 +182,16 @@ def arrange(arr: np.ndarray, groups: list[list[int]], sizes: tuple[int, ...],
                 target[k] = sizes[k]
     order = [k for gr in groups for k in gr] + [k for k in range(arr.ndim) if k not in inside]
     full = np.broadcast_to(arr, target).transpose(order)
-    out = np.empty(full.shape, arr.dtype if dtype is None else dtype)
-    np.copyto(out, full, casting="safe")
-    return out.reshape([math.prod(target[k] for k in gr) for gr in groups])
+    return np.ascontiguousarray(full).reshape([math.prod(target[k] for k in gr) for gr in groups])
 
 
 def gather(idx: np.ndarray, groups: list[list[int]], sizes: tuple[int, ...]) -> Gather:
     """The gather of an operand's cells over its layout (every group materialized), its
-    index int64 (`idx` may be narrower: the one copy widens it)."""
+    index in `idx`'s dtype (int32 when the operand's cells allow: kept in the plan cache;
+    every reader indexes with it or widens it, issue 61)."""
     digits = tuple(k for gr in groups for k in gr)
     shape = tuple(sizes[k] for k in digits)
-    fine = arrange(idx, [[k] for k in digits], sizes, True, np.int64).reshape(shape)
+    fine = arrange(idx, [[k] for k in digits], sizes, True).reshape(shape)
     group_shape = tuple(math.prod(sizes[k] for k in gr) for gr in groups)
     index = fine.reshape(-1)
     found = _affine(fine) if index.size else None
@@ -236,7 +234,7 @@ def _cells(op, grid: Grid, pre: Mapping, out: Mapping, g: int, n2: int,
     pre_pad = moves.logical_pad((pre,))
     skip = _squeeze(pre_pad[o]) if pre_pad.any() else None
     dest = lane * (out.size * n2) + slot * n2 + grid.total(("col",), lambda d: 1)
-    t_idx = op.tidx[lane, o, q]  # int32 when the TRF's cells allow: `gather` widens the operand's layout alone
+    t_idx = op.tidx[lane, o, q]  # int32 when the TRF's cells allow (so is `sidx`), the gathers too
     return Cells(_squeeze(op.sidx[o, q], drop_a), _squeeze(t_idx, drop_w), pad, skip, dest)
 
 
