@@ -218,6 +218,14 @@ def contract(packed, pre: Mapping, out: Mapping, options: CpuOptions, result,
         if fresh and compact.wanted(result):  # the live rows alone: no buffer of padding rows
             return compact.make(np.moveaxis(flat.reshape(rows, steps, cols, lanes), -1, 1), result)
         return np.moveaxis(layout.from_rows(flat.reshape(rows, steps, cols, lanes), result), -1, -3)
+    if fresh and compact.wanted(result):  # the live rows alone, lane-innermost (as `_lane_last`):
+        lanes, steps, cols = shape[1:]     # no buffer of padding rows (issue 61, first-run memory)
+        rows_out = np.empty((rows, steps, cols, lanes), np.int32)
+        with blas_threads(options.blas_threads):
+            acc = contract_int.contract_int(outer, s_op, t_op, _lane_last_plan(plan, lanes, steps * cols), shape,
+                                            rows_out.reshape(rows, -1),
+                                            options.threads if options.blas_threads == 1 else 1)
+        return None if acc is None else compact.make(np.moveaxis(rows_out, -1, 1), result)
     full, live = _lane_last(result, shape[1:])
     if live is not None:  # the cells stored lane-innermost: the plan's result cells renumbered
         plan = _lane_last_plan(plan, shape[1], shape[2] * shape[3])

@@ -44,7 +44,7 @@ KEPT = ("lane", "keep", "col")
 @attrs.frozen
 class OuterPlan:
     """Where every cell of `[Lane, out_time, out_packet]` reads its operands: `sidx`
-    (out_time, out_packet) into the per-slice stream `(T, P)`, `tidx` (lane, out_time,
+    (out_time, out_packet) into the per-slice stream `(T, P)` (int32 when it fits), `tidx` (lane, out_time,
     out_packet) into the per-slice TRF `(Lane, Element)` (int32 when the TRF's cells allow:
     it is kept per key, issue 61), `live` False on padding."""
 
@@ -61,7 +61,9 @@ def _outer_plan(t_size: int, p_size: int, tiling: int, pack: int, flit: int,
     t = (o // tiling) * pack + q // flit  # docs/machine/contraction.md: the stream time step
     if t.max() >= t_size or flit > p_size:
         raise InternalError("contract_outer: the stream adapter reads past the stream")
-    sidx = t * p_size + q % flit
+    sidx = t * p_size + q % flit  # kept in the cache: int32 when the stream's cells allow (issue 61)
+    if t_size * p_size <= np.iinfo(np.int32).max:
+        sidx = sidx.astype(np.int32)
     trf_levels, pre_levels = (lane, element), (lane, out_time, out_packet)
     space = moves.key_space(moves.joint_frag(trf_levels))  # the levels' own past the table limit
     plan = moves.match_keys(space, trf_levels, pre_levels, "contract_outer", narrow=True)  # int32: kept in the cache
@@ -184,7 +186,9 @@ def arrange(arr: np.ndarray, groups: list[list[int]], sizes: tuple[int, ...],
 
 
 def gather(idx: np.ndarray, groups: list[list[int]], sizes: tuple[int, ...]) -> Gather:
-    """The gather of an operand's cells over its layout (every group materialized)."""
+    """The gather of an operand's cells over its layout (every group materialized), its
+    index in `idx`'s dtype (int32 when the operand's cells allow: kept in the plan cache;
+    every reader indexes with it or widens it, issue 61)."""
     digits = tuple(k for gr in groups for k in gr)
     shape = tuple(sizes[k] for k in digits)
     fine = arrange(idx, [[k] for k in digits], sizes, True).reshape(shape)
@@ -230,7 +234,7 @@ def _cells(op, grid: Grid, pre: Mapping, out: Mapping, g: int, n2: int,
     pre_pad = moves.logical_pad((pre,))
     skip = _squeeze(pre_pad[o]) if pre_pad.any() else None
     dest = lane * (out.size * n2) + slot * n2 + grid.total(("col",), lambda d: 1)
-    t_idx = op.tidx[lane, o, q].astype(np.int64, copy=False)  # the plan's gathers index in int64
+    t_idx = op.tidx[lane, o, q]  # int32 when the TRF's cells allow (so is `sidx`), the gathers too
     return Cells(_squeeze(op.sidx[o, q], drop_a), _squeeze(t_idx, drop_w), pad, skip, dest)
 
 

@@ -21,6 +21,7 @@ bit for bit the eager switch's result.
 from __future__ import annotations
 
 import math
+import weakref
 
 import attrs
 import numpy as np
@@ -36,21 +37,40 @@ from backends.cpu.row_classes import MIN_COPIES, identity
 
 __all__ = ["distinct"]
 
-_MAPS: ByObject[tuple[np.ndarray, np.ndarray, np.ndarray]] = ByObject()
+_MAPS: ByObject[_Map] = ByObject()
+
+
+class _Map:
+    """One switch geometry's `_packet_map`, shared by every op of that geometry (an unrolled
+    kernel has one switch op per tile, each the same map: issue 61, first-run memory)."""
+
+    __slots__ = ("found", "__weakref__")
+
+    def __init__(self, found: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+        self.found = found
+
+
+_SHARED: weakref.WeakValueDictionary[tuple, _Map] = weakref.WeakValueDictionary()  # alive while an op holds it
 
 
 def _packet_map(op: Switch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(map, reps, cls) of `op` on one ring: map[s', t'] the input packet s * T + t that
     output slice s' holds at step t' (-1: none), `reps` one output slice per distinct map
-    row, `cls[s']` the distinct map row of slice s'. Found once per op object."""
+    row, `cls[s']` the distinct map row of slice s'. Found once per op object, and made
+    once per geometry (the input's slice and time, the output's, the configuration)."""
     found = _MAPS.get(op)
     if found is None:
         t = op.input.type
-        ids = np.arange(t.slice.size * t.time.size, dtype=np.int64).reshape(t.slice.size, t.time.size, 1)
-        moved = switch_data(ids, t.slice, t.time, op.out_slice, op.out_time, op.config, fill=-1)[..., 0]
-        _, reps, cls = np.unique(moved, axis=0, return_index=True, return_inverse=True)
-        found = _MAPS.put(op, (np.ascontiguousarray(moved), reps, cls.reshape(-1)))
-    return found
+        key = (t.slice, t.time, op.out_slice, op.out_time, op.config)
+        found = _SHARED.get(key)
+        if found is None:
+            n = t.slice.size * t.time.size  # the map in int32 when it fits
+            ids = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64).reshape(t.slice.size, t.time.size, 1)
+            moved = switch_data(ids, t.slice, t.time, op.out_slice, op.out_time, op.config, fill=-1)[..., 0]
+            _, reps, cls = np.unique(moved, axis=0, return_index=True, return_inverse=True)
+            found = _SHARED.setdefault(key, _Map((np.ascontiguousarray(moved), reps, cls.reshape(-1))))
+        _MAPS.put(op, found)
+    return found.found
 
 
 @attrs.frozen(eq=False)

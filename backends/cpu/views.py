@@ -114,6 +114,11 @@ def window(op: Window, base: np.ndarray, start: np.ndarray | None = None) -> np.
     forms = _grid_form(t)
     whole = forms is not None and all(math.prod(c for c, _ in dims) == mp.size
                                       for (_, dims), mp in zip(forms, t.levels()))
+    if whole:  # every cell a base cell on one strided grid: a read-only view of the base when
+        try:     # the grid is the levels' shape (issue 61: a batched kernel copied its 8 MiB
+            return np.reshape(_cells(base, forms, offset, False), layout.shape_of(t), copy=False)  # operand per tile)
+        except ValueError:  # the grid's axes do not merge into the levels': copied
+            pass
     out = (np.empty if whole else np.zeros)(layout.shape_of(t), base.dtype)  # every cell written, or padding zero
     _copy_cells(out, None, base, offset, t)
     return out
@@ -132,7 +137,7 @@ def _direct_form(src_t: object, view: object, src_shape: tuple[int, ...], src_st
     if len(shape) != len(out_shape) or any(n > m for n, m in zip(shape, out_shape)):
         return None
     src_levels = (*layout.spatial_levels(src_t), *layout.local_levels(src_t))  # type: ignore[arg-type]
-    live = [live_positions(mp) for mp in levels]
+    live = [_LiveAt.of(mp) for mp in levels]  # a grid's positions from its form: no array (issue 61)
     n = math.prod(len(p) for p in live)
     if not n:
         return None
@@ -164,13 +169,43 @@ class _NoSource(Exception):
     """A live cell of the view that no source cell holds (`_direct_form` has no form)."""
 
 
-def _nth(parts: list[np.ndarray], weights: Sequence[int], k: np.ndarray) -> np.ndarray:
-    """sum_j parts[j][i_j] * weights[j] at the k-th cells of the grid of the parts (C order,
-    the last fastest), int64: the digits of each k, no table of the whole grid."""
+class _LiveAt:
+    """The live positions of a level, read by their rank (`at`): computed from the level's
+    grid form (`_affine`) when it has one, so no int64 array of every live position is made
+    for a large level (a whole output tensor's element level: 4 MiB for 512 Ki cells);
+    else the positions array itself."""
+
+    def __init__(self, grid: tuple[int, tuple[tuple[int, int], ...]] | None, positions: np.ndarray | None) -> None:
+        self.grid, self.positions = grid, positions
+        self.count = len(positions) if grid is None else math.prod(c for c, _ in grid[1])
+
+    @classmethod
+    def of(cls, mapping: object) -> _LiveAt:
+        grid = _affine(mapping)
+        return cls(grid, None if grid is not None else live_positions(mapping))
+
+    def __len__(self) -> int:
+        return self.count
+
+    def at(self, rank: np.ndarray) -> np.ndarray:
+        """The positions of the live cells of ranks `rank` (int64)."""
+        if self.grid is None:
+            return self.positions[rank].astype(np.int64)
+        first, dims = self.grid
+        out, rest = np.full(len(rank), first, np.int64), rank
+        for count, step in reversed(dims):
+            rest, digit = np.divmod(rest, count)
+            out += digit * step
+        return out
+
+
+def _nth(parts: list[_LiveAt], weights: Sequence[int], k: np.ndarray) -> np.ndarray:
+    """sum_j parts[j].at(i_j) * weights[j] at the k-th cells of the grid of the parts (C
+    order, the last fastest), int64: the digits of each k, no table of the whole grid."""
     out, rest = np.zeros(len(k), np.int64), np.asarray(k, np.int64)
     for p, w in zip(reversed(parts), reversed(list(weights))):
         rest, digit = np.divmod(rest, len(p))
-        out += p[digit].astype(np.int64) * int(w)
+        out += p.at(digit) * int(w)
     return out
 
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from backends.cpu import CpuBackend, CpuOptions, compact, compact_moves, layout, moves
+from backends.cpu import CpuBackend, CpuOptions, compact, compact_moves, contract_fast, layout, moves
 from backends.cpu.moves_strided import StridedForm
+from benchmarks.drawn_kernels import pinned
 from tests.backends.examples import EXAMPLES, load
 
 REFERENCE = CpuOptions(fast_moves=False, fast_contract=False)
@@ -83,3 +84,22 @@ def test_a_dma_form_is_cut_to_one_row_only_inside_it():
     assert compact.write_in_row(writes, 16, 4).p0 == 0
     assert compact.write_in_row(writes, 16, 5) is None
     assert compact.write_in_row(writes, 8, 8) is None  # 64 ... 79 is two rows of 8
+
+
+def test_an_integer_contraction_of_few_live_rows_holds_those_rows_only(monkeypatch):
+    """An i8 -> i32 contraction on a quarter of the slices gives its accumulator as its live
+    rows only (issue 61, first-run memory: the whole buffer of padding rows was made and
+    held until the result was written out, 8x the live cells here); `contract_lane` and the
+    commit take it as it is, and the result is numpy's, exactly."""
+    d = pinned("quarter_i8", "out[m,n] = a[m,k] * w[n,k]", "i8:i32", {"k": 64, "m": 64, "n": 64},
+               {"placement": "8x8 of 8x8, on 1/4 of the slices", "trf": "w", "packet": 32, "pieces": 1}, "gemm")
+    made = []
+    real = contract_fast.contract
+    monkeypatch.setattr(contract_fast, "contract", lambda *a, **k: made.append(real(*a, **k)) or made[-1])
+    arrays = d.inputs(np.random.default_rng(8))
+    want = d.oracle(*arrays)
+    CpuBackend(CpuOptions(threads=1)).run(d.kernel, tuple(arrays))
+    np.testing.assert_array_equal(arrays[-1], want)
+    assert made and all(isinstance(v, compact.Compact) and v.dtype == np.int32 for v in made), made
+    for v in made:  # 64 of 512 rows (a quarter of the slices of one of two clusters)
+        assert len(v.base) == len(layout.live_rows(v.t)) and 8 * len(v.base) == layout.n_rows(v.t), len(v.base)

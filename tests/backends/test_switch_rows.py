@@ -65,3 +65,17 @@ def test_a_second_switch_replays_its_plan_and_writes_every_cell(monkeypatch, nam
     got = switch_rows.distinct(op, second)
     assert np.array_equal(materialize(got), _eager(op, second))
     assert not np.array_equal(materialize(got), _eager(op, first))
+
+
+def test_switches_of_one_geometry_share_one_packet_map():
+    """Two switch ops of the same geometry (an unrolled kernel's tiles: one op each) are
+    given the same map, made once (issue 61, first-run memory: a batched kernel of 16 tiles
+    kept 16 copies, 1.3 MiB); in int32, and still the engine's map."""
+    first, second = _op(*CASES["broadcast1"]), _op(*CASES["broadcast1"])
+    assert first is not second
+    got = switch_rows._packet_map(first)
+    assert switch_rows._packet_map(second)[0] is got[0]
+    t = first.input.type
+    ids = np.arange(t.slice.size * t.time.size).reshape(t.slice.size, t.time.size, 1)
+    want = switch_data(ids, t.slice, t.time, first.out_slice, first.out_time, first.config, fill=-1)[..., 0]
+    assert got[0].dtype == np.int32 and np.array_equal(got[0], want)

@@ -306,3 +306,35 @@ def _exact_gemm_tiled(seed: int) -> None:
     out = np.zeros((1024, 1024), np.float32)
     npu_opt.run(example("gemm_tiled", "gemm_tiled"), a.astype(ml_dtypes.bfloat16), w.astype(ml_dtypes.bfloat16), out)
     np.testing.assert_array_equal(out, a @ w.T)
+
+
+def test_the_straight_copys_form_keeps_no_table_of_a_levels_live_positions(monkeypatch):
+    """`_direct_form` reads a level's live positions from its grid form when it has one
+    (issue 61, first-run memory): nothing of the size of the view stays behind it. It used
+    to ask `live_positions` for every level, whose cache then kept an int64 array of the
+    whole output tensor's element level (4 MiB on a 1024 x 512 i32 result) for the rest of
+    the process. A small tiled i8 GEMM written straight into its 32 Ki-cell result; exact."""
+    d = pinned("tiled_i8", "out[m,n] = w[n,k] * a[m,k]", "i8:i32", {"k": 32, "m": 512, "n": 64},
+               {"placement": "8x8 of 8x8, on 1/4 of the slices", "trf": "w", "packet": 32, "pieces": 1}, "tiled")
+    kept = []
+    real = views._direct_form.__wrapped__
+
+    def measured(src_t, view, *rest):
+        cells = int(np.prod([len(live_positions(mp)) for mp in (*layout.spatial_levels(view), *layout.local_levels(view))]))
+        live_positions.cache_clear()
+        tracemalloc.start()
+        try:
+            form = real(src_t, view, *rest)
+            kept.append((tracemalloc.get_traced_memory()[0], cells, form is not None))
+        finally:
+            tracemalloc.stop()
+        return form
+    monkeypatch.setattr(views, "_direct_form", measured)
+    monkeypatch.setattr(views, "_direct_live", lambda *args: False)
+    arrays = d.inputs(np.random.default_rng(3))
+    want = d.oracle(*arrays)
+    npu_opt.run(d.kernel, *arrays)
+    np.testing.assert_array_equal(arrays[-1], want)
+    assert any(ok for *_, ok in kept), kept
+    for size, cells, _ in kept:  # 8 bytes and more per cell before; the form's few words now
+        assert size < 4 * cells, (size, cells)
