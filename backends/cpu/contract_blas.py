@@ -35,6 +35,7 @@ from __future__ import annotations
 import functools
 import math
 
+import attrs
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
@@ -43,7 +44,7 @@ from ir.errors import InternalError
 
 from backends.cpu import arena, contract_jit
 from backends.cpu.contract_float import PARALLEL_MIN
-from backends.cpu.lru import ByObject
+from backends.cpu.lru import ByObject, Lru
 from backends.cpu.contract_plan import Gather
 from backends.cpu.thread_pool import pool
 
@@ -238,29 +239,95 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
         return None
     da, nn, ni, k = fa.shape
     dw, nj = fw.shape[0], fw.shape[2]
-    pairs = np.unique(ca * dw + cw).size
-    whole = da * dw <= 2 * pairs
+    route = _route(ca, cw, da, dw, (nn, ni, nj), plan.dest, plan.out_cells)
     # a stack of small products: BLAS on one thread (a pool of 2 waking for each 64 x 256 x 64
     # product cost 100x its arithmetic on a loaded machine), the stack split over ours instead
-    limit = blas if whole or blas is None else 1
+    limit = blas if route.kind == "whole" or blas is None else 1
     split = threads if limit == 1 else 1
     with blas_threads(limit):
-        if whole:  # one matmul of every A class against every W class
+        if route.kind == "whole":  # one matmul of every A class against every W class
             left = (fa if nn == 1 else fa.transpose(1, 0, 2, 3)).reshape(nn, da * ni, k)
             right = (fw if nn == 1 else fw.transpose(1, 0, 2, 3)).reshape(nn, dw * nj, k)
-            full = _matmul(left, right.transpose(0, 2, 1), split,
-                           arena.empty(_product_shape(left, right.transpose(0, 2, 1)), np.float32))
-            acc = full.reshape(nn, da, ni, dw, nj)[:, ca, :, cw, :]  # (rows, N', I, J)
-            arena.give_back(full)
-        elif (grouped := _grouped(fa, fw, ca, cw, split)) is not None:
-            acc = grouped
+            products = _matmul(left, right.transpose(0, 2, 1), split,
+                               arena.empty(_product_shape(left, right.transpose(0, 2, 1)), np.float32))
+        elif route.kind == "grouped":
+            products = _grouped_products(fa, fw, route.grouping, split)
         else:  # one per spatial row, a block of rows at a time (no copy of every row's operands)
-            acc = np.empty((len(ca), nn, ni, nj), np.float32)
+            products = np.empty((len(ca), nn, ni, nj), np.float32)
             step = max(1, _ROW_BLOCK_BYTES // (fa[0].nbytes + fw[0].nbytes))
             for lo in range(0, len(ca), step):
-                acc[lo:lo + step] = _matmul(fa[ca[lo:lo + step]], fw[cw[lo:lo + step]].transpose(0, 1, 3, 2), split)
+                products[lo:lo + step] = _matmul(fa[ca[lo:lo + step]], fw[cw[lo:lo + step]].transpose(0, 1, 3, 2),
+                                                 split)
     arena.give_back(fa), arena.give_back(fw)  # read for the last time: the run's next request takes them
-    return _placed(acc, plan.dest, plan.out_cells)
+    if route.index is not None:  # the spread over the rows and the placing in one take
+        out = np.take(products.reshape(-1), route.index)
+        np.add(out, np.float32(0), out=out)
+    else:
+        out = _placed(_spread(products, route, ca, cw), plan.dest, plan.out_cells)
+    if route.kind == "whole":
+        arena.give_back(products)
+    return out
+
+
+@attrs.frozen(eq=False)
+class _Route:
+    """How `contract` computes the rows' products from the classes (`_route`): `kind` one
+    matmul of every A class against every W class ("whole"), one per set of classes met
+    ("grouped", `grouping`), or one per spatial row ("rows"); `index`, when not None, the
+    flat position in the products of every result cell (rows, cells) of each row."""
+
+    kind: str
+    grouping: "_Grouping | None"
+    index: np.ndarray | None
+    blocks: tuple[int, ...] = ()  # "whole": the products as (N', DA, I, DW, J)
+
+
+_ROUTES: ByObject[Lru] = ByObject()
+"""Per result-cell array `dest` of a plan, the `_Route` of each pairing of classes met."""
+
+_INDEX_MAX = 1 << 18
+"""Result cells up to which `_route` keeps the one-take index (int32: 1 MiB at most; a
+larger result's two passes cost little next to its matmul)."""
+
+
+def _route(ca: np.ndarray, cw: np.ndarray, da: int, dw: int, dims: tuple[int, int, int], dest: np.ndarray,
+           cells: int) -> _Route:
+    """The `_Route` of rows of A classes `ca` (of `da`) and W classes `cw` (of `dw`), acc
+    blocks (N', I, J) = `dims`, placed by `dest` (`_placed`): found the first time (the
+    pairs, the grouping, the take index, all from the classes alone) and kept per `dest`."""
+    routes = _ROUTES.get(dest)
+    if routes is None:
+        routes = _ROUTES.put(dest, Lru(8))
+    key = (da, dw, dims, cells, ca.tobytes(), cw.tobytes())
+    found = routes.get(key)
+    if found is not None:
+        return found
+    nn, ni, nj = dims
+    pairs = np.unique(ca * dw + cw).size
+    grouping = None
+    if da * dw <= 2 * pairs:
+        kind, shape = "whole", (nn, da * ni, dw * nj)
+    elif (grouping := _grouping(ca, cw, da, dw)) is not None:
+        c, width = grouping.own_of.shape[1], grouping.sets.shape[1]
+        kept, side = (ni, nj) if grouping.by_a else (nj, ni)
+        kind, shape = "grouped", (len(grouping.sets), nn, c * kept, width * side)
+    else:
+        kind, shape = "rows", (len(ca), nn, ni, nj)
+    route = _Route(kind, grouping, None, (nn, da, ni, dw, nj))
+    source = _SOURCES.get(dest) or _SOURCES.put(dest, _source_cells(dest, cells))
+    if source[0] == cells and source[1] is not None and len(ca) * cells <= _INDEX_MAX and math.prod(shape) < 2 ** 31:
+        at = _spread(np.arange(math.prod(shape), dtype=np.int32).reshape(shape), route, ca, cw)
+        route = attrs.evolve(route, index=np.take(at.reshape(len(ca), -1), source[1], axis=1))
+    return routes.put(key, route)
+
+
+def _spread(products: np.ndarray, route: _Route, ca: np.ndarray, cw: np.ndarray) -> np.ndarray:
+    """acc (rows, N', I, J) of each row's (A class, W class) pair from the products `route` makes."""
+    if route.kind == "whole":
+        return products.reshape(route.blocks)[:, ca, :, cw, :]
+    if route.kind == "grouped":
+        return _grouped_spread(products, route.grouping)
+    return products
 
 
 def _guarded(a: tuple, w: tuple, terms: int) -> bool:
@@ -279,31 +346,41 @@ def _guarded(a: tuple, w: tuple, terms: int) -> bool:
 
 
 def _floor(raw: np.ndarray, gather: Gather, bits: np.ndarray) -> tuple[int, int] | None:
-    """`unit_floor` of the widened cells `bits`: with numba loaded, the bounds in one
-    compiled pass over the stored cells the gather reads and one OR over `bits`."""
-    found = contract_jit.loaded_bounds(raw.view(np.uint16), gather)
+    """`unit_floor` of the widened cells `bits` (the cells the gather reads of the stored rows
+    `raw`): with numba loaded, the bounds and the OR of the significands in one compiled pass
+    over `bits` (`contract_jit.widened_bounds`: a tenth of the numpy passes' time)."""
+    found = contract_jit.widened_bounds(bits)
     if found is None:
         return unit_floor(bits)
-    top, low = found
-    if low == 0x8000:  # every one a zero
+    top, low, ors = found
+    if low == 0x80000000:  # every one a zero
         return 0, _NONE
+    top, low = top >> 16, low >> 16
     if top >= 0x7F80 or low < 0x80:  # NaN or an infinity; a subnormal
         return None
-    frac = (int(np.bitwise_or.reduce(bits, axis=None)) >> 16) & 0x7F | 0x80
+    frac = (ors >> 16) & 0x7F | 0x80
     return top, (low >> 7) + (frac & -frac).bit_length() - 1 - 134
 
 
-def _grouped(fa: np.ndarray, fw: np.ndarray, ca: np.ndarray, cw: np.ndarray, threads: int) -> np.ndarray | None:
-    """acc (rows, N', I, J) of the rows' (A class `ca`, W class `cw`) pairs, the pairs
-    grouped by the side of fewer classes: each class of that side times every class of the
-    other it meets, and the classes meeting the same ones side by side (a batched GEMM's
-    batch elements: each A block meets its own W blocks), one matmul per set met, the
-    operands views of the widened classes when the classes run in order (no gather);
-    sets a block at a time (`_ROW_BLOCK_BYTES` of operands). None when the classes meet
-    different numbers of classes, or one each (then one product per row). Every pair
-    computed once: no more products than the rows read, in a few larger matmuls (a
-    per-row product of 8 x 16 cells costs BLAS more than its arithmetic)."""
-    da, dw = fa.shape[0], fw.shape[0]
+@attrs.frozen(eq=False)
+class _Grouping:
+    """The rows' (A class, W class) pairs grouped by the side of fewer classes (`by_a`: A's):
+    `sets` (S, width) the other side's classes each set of groups meets, `own_of` (S, c)
+    the own side's classes of each set's groups, in order; each row's set (`row_set`), its
+    group's rank among the set's (`row_rank`) and its slot among the classes met (`row_slot`)."""
+
+    by_a: bool
+    sets: np.ndarray
+    own_of: np.ndarray
+    row_set: np.ndarray
+    row_rank: np.ndarray
+    row_slot: np.ndarray
+
+
+def _grouping(ca: np.ndarray, cw: np.ndarray, da: int, dw: int) -> _Grouping | None:
+    """The `_Grouping` of rows of A classes `ca` (of `da`) and W classes `cw` (of `dw`), or
+    None when the classes meet different numbers of classes, or one each (then one product
+    per row)."""
     by_a = da <= dw
     own, other = (ca, cw) if by_a else (cw, ca)
     n_other = dw if by_a else da
@@ -321,22 +398,50 @@ def _grouped(fa: np.ndarray, fw: np.ndarray, ca: np.ndarray, cw: np.ndarray, thr
         sets, member, per = met, np.arange(len(groups)), np.ones(len(groups), np.int64)
     c = int(per[0])
     order = np.argsort(member, kind="stable")
-    own_of = groups[order].reshape(len(sets), c)  # the classes of each set's group, in order
     rank = np.empty(len(groups), np.intp)
     rank[order] = np.arange(len(groups)) % c
-    kept, side = (fa, fw) if by_a else (fw, fa)  # (classes, N', I|J, K)
-    nn, n_kept, k = kept.shape[1], kept.shape[2], kept.shape[3]
-    n_side = side.shape[2]
-    out = np.empty((len(sets), nn, c * n_kept, width * n_side), np.float32)
-    step = max(1, _ROW_BLOCK_BYTES // (c * kept[0].nbytes + width * side[0].nbytes))
-    for lo in range(0, len(sets), step):
-        hi = min(len(sets), lo + step)
-        left, right = _side_by_side(kept, own_of[lo:hi]), _side_by_side(side, sets[lo:hi])
-        out[lo:hi] = _matmul(left, np.swapaxes(right, -1, -2), threads)
     at = inverse.reshape(-1) // width  # each row's group and its slot among the classes met
-    slot = inverse.reshape(-1) % width
-    spread = out.reshape(len(sets), nn, c, n_kept, width, n_side)[member[at], :, rank[at], :, slot, :]
-    return spread if by_a else spread.swapaxes(-1, -2)  # (rows, N', I, J)
+    return _Grouping(by_a, sets, groups[order].reshape(len(sets), c), member[at], rank[at], inverse.reshape(-1) % width)
+
+
+def _grouped_products(fa: np.ndarray, fw: np.ndarray, grouping: _Grouping, threads: int) -> np.ndarray:
+    """(S, N', c * M_own, width * M_other): each set's groups side by side times the classes
+    they meet side by side, one matmul per block of sets (`_ROW_BLOCK_BYTES` of operands),
+    the operands views of the widened classes when the classes run in order."""
+    kept, side = (fa, fw) if grouping.by_a else (fw, fa)  # (classes, N', I|J, K)
+    nn, n_kept = kept.shape[1], kept.shape[2]
+    (n_sets, width), c = grouping.sets.shape, grouping.own_of.shape[1]
+    out = np.empty((n_sets, nn, c * n_kept, width * side.shape[2]), np.float32)
+    step = max(1, _ROW_BLOCK_BYTES // (c * kept[0].nbytes + width * side[0].nbytes))
+    for lo in range(0, n_sets, step):
+        hi = min(n_sets, lo + step)
+        left, right = _side_by_side(kept, grouping.own_of[lo:hi]), _side_by_side(side, grouping.sets[lo:hi])
+        out[lo:hi] = _matmul(left, np.swapaxes(right, -1, -2), threads)
+    return out
+
+
+def _grouped_spread(out: np.ndarray, grouping: _Grouping) -> np.ndarray:
+    """acc (rows, N', I, J) of `_grouped_products` `out`: each row's own pair's block."""
+    (n_sets, width), c = grouping.sets.shape, grouping.own_of.shape[1]
+    nn = out.shape[1]
+    blocks = out.reshape(n_sets, nn, c, out.shape[2] // c, width, out.shape[3] // width)
+    spread = blocks[grouping.row_set, :, grouping.row_rank, :, grouping.row_slot, :]
+    return spread if grouping.by_a else spread.swapaxes(-1, -2)  # (rows, N', I, J)
+
+
+def _grouped(fa: np.ndarray, fw: np.ndarray, ca: np.ndarray, cw: np.ndarray, threads: int) -> np.ndarray | None:
+    """acc (rows, N', I, J) of the rows' (A class `ca`, W class `cw`) pairs, the pairs
+    grouped by the side of fewer classes: each class of that side times every class of the
+    other it meets, and the classes meeting the same ones side by side (a batched GEMM's
+    batch elements: each A block meets its own W blocks), one matmul per set met
+    (`_grouping`, `_grouped_products`). None when the classes meet different numbers of
+    classes, or one each (then one product per row). Every pair computed once: no more
+    products than the rows read, in a few larger matmuls (a per-row product of 8 x 16
+    cells costs BLAS more than its arithmetic)."""
+    grouping = _grouping(ca, cw, fa.shape[0], fw.shape[0])
+    if grouping is None:
+        return None
+    return _grouped_spread(_grouped_products(fa, fw, grouping, threads), grouping)
 
 
 def _side_by_side(x: np.ndarray, index: np.ndarray) -> np.ndarray:
