@@ -47,7 +47,7 @@ from backends.cpu.lru import Lru
 from backends.cpu import contract_jit_exact as jit_exact
 from backends.cpu import contract_jit_rows as jit_rows
 
-__all__ = ["ENV", "JIT_MIN", "core", "enabled", "float_stored", "inverse_cells", "loaded_bounds", "widened_bounds", "place",
+__all__ = ["ENV", "JIT_MIN", "core", "enabled", "float_stored", "inverse_cells", "widened_bounds", "place",
            "scanned", "stored_rows"]
 
 ENV = "NPU_OPT_CPU_JIT"
@@ -156,16 +156,6 @@ def _range_of(raw: np.ndarray, gather, wide: bool, threads: int) -> tuple[int, i
     sign = 0x80000000 if wide else 0x8000
     low = min(int(lo) for _, lo in found) + 1  # every pattern zero: the sign bit, mask + 1
     return max(int(t) for t, _ in found), low if low < 2 * sign else sign
-
-
-def loaded_bounds(half: np.ndarray, gather) -> tuple[int, int] | None:
-    """(largest, smallest nonzero) bf16 magnitude pattern of the cells of the stored rows
-    `half` (rows, cells; uint16) that `gather` reads (the smallest 0x8000 when every one is
-    zero), in one compiled pass, when numba is already loaded and not turned off; else None
-    (numba is never loaded for it)."""
-    if not kernels_compile.loaded() or not enabled(True) or half.shape[0] == 0:
-        return None
-    return _range_of(half.reshape(half.shape[0], -1), gather, False, 1)
 
 
 def widened_bounds(bits: np.ndarray) -> tuple[int, int, int] | None:

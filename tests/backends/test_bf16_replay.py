@@ -8,6 +8,8 @@ choose."""
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -58,3 +60,25 @@ def test_runs_again_replay_the_first_runs_plans(monkeypatch: pytest.MonkeyPatch)
     assert len(maps) == 2 + 3 * 2 and len(set(map(id, maps[:2]))) == 2
     assert not any(op is first for op in maps[2:] for first in maps[:2])
     assert len(folds) == 2 and all(f is not None for f in folds)  # both switches gather from their fetch's base
+
+
+def test_a_run_again_finds_no_pairing_anew(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second run of a bf16 kernel takes each contraction's route (its class pairs, their
+    grouping, the take index: `contract_blas._route`) and each operand's distinct rows
+    (`contract_jit.distinct_rows`) as its first run found them: the BLAS path and the row
+    classes sort nothing again (no `np.unique`), and the result is the oracle's."""
+    d = BOTH_BY_SWITCH
+    backend = CpuBackend(CpuOptions(threads=1, blas_threads=1))
+    rng = np.random.default_rng(4)
+    arrays = d.inputs(rng)
+    backend.run(d.kernel, tuple(a.copy() for a in arrays))
+    callers = []
+    unique = np.unique
+    monkeypatch.setattr(np, "unique", lambda *a, **k: callers.append(sys._getframe(1).f_code.co_filename)
+                        or unique(*a, **k))
+    again = [a.copy() for a in arrays]
+    backend.run(d.kernel, tuple(again))
+    found = [c for c in callers if c.endswith(("contract_blas.py", "contract_jit.py"))]
+    assert not found, found
+    want = np.asarray(d.oracle(*arrays), np.float32) + np.float32(0)
+    np.testing.assert_array_equal(again[-1].view(np.uint32), want.view(np.uint32))
