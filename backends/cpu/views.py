@@ -114,7 +114,12 @@ def window(op: Window, base: np.ndarray, start: np.ndarray | None = None) -> np.
     forms = _grid_form(t)
     whole = forms is not None and all(math.prod(c for c, _ in dims) == mp.size
                                       for (_, dims), mp in zip(forms, t.levels()))
-    out = (np.empty if whole else np.zeros)(layout.shape_of(t), base.dtype)  # every cell written, or padding zero
+    if whole:  # every cell written
+        out = arena.empty(layout.shape_of(t), base.dtype)
+    else:  # padding zero: a buffer this window's type left zero around its cells (an earlier run's) kept so
+        out, zeroed = arena.empty_noted(layout.shape_of(t), base.dtype, ("zero around", "window", t))
+        if not zeroed:
+            out.fill(0)
     _copy_cells(out, None, base, offset, t)
     return out
 
