@@ -33,8 +33,8 @@ import numpy as np
 
 from backends.cpu.lru import ByObject
 
-__all__ = ["Arena", "scope", "empty", "empty_noted", "forget_note", "zeros", "owned_root", "give_back", "give_back_raw", "MIN_BYTES",
-           "KEEP_BYTES"]
+__all__ = ["Arena", "scope", "empty", "empty_noted", "forget_note", "zeros",
+           "owned_root", "give_back", "give_back_raw", "MIN_BYTES", "KEEP_BYTES"]
 
 MIN_BYTES = 1 << 20
 KEEP_BYTES = 256 << 20

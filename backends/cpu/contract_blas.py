@@ -35,23 +35,18 @@ from __future__ import annotations
 import functools
 import math
 
-import attrs
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ir.blas import blas_threads
 from ir.errors import InternalError
 
-from backends.cpu import arena, contract_jit
+from backends.cpu import arena, blas_route, contract_jit
 from backends.cpu.contract_float import PARALLEL_MIN
-from backends.cpu.lru import ByObject, Lru
 from backends.cpu.contract_plan import Gather
 from backends.cpu.thread_pool import pool
 
 __all__ = ["contract", "no_rounding", "unit_floor", "unit_range"]
-
-_SOURCES: ByObject[tuple[int, np.ndarray | None]] = ByObject()
-"""`_source_cells` per result-cell array `dest` of a plan."""
 
 _NONE = 1 << 14
 """The unit exponent `unit_range` gives when every value is a zero."""
@@ -228,7 +223,7 @@ memory: every row's copy at once was 12 MiB on a 1 MiB kernel)."""
 
 def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray, np.ndarray], plan,
              threads: int, blas: int | None) -> np.ndarray | None:
-    """The result cells (rows, cells), acc (rows, I, J, N') placed (`_placed`), of two bf16
+    """The result cells (rows, cells), acc (rows, I, J, N') placed (`blas_route.placed`), of two bf16
     operands (`stored_*`: distinct stored rows and each spatial row's class,
     `contract_jit.stored_rows`) by float32 BLAS, or None when some sum could round (`no_rounding`). `plan` has no padding leaves and no skipped steps."""
     (raw_a, ca), (raw_w, cw) = stored_a, stored_w
@@ -239,7 +234,7 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
         return None
     da, nn, ni, k = fa.shape
     dw, nj = fw.shape[0], fw.shape[2]
-    route = _route(ca, cw, da, dw, (nn, ni, nj), plan.dest, plan.out_cells)
+    route = blas_route.route(ca, cw, da, dw, (nn, ni, nj), plan.dest, plan.out_cells)
     # a stack of small products: BLAS on one thread (a pool of 2 waking for each 64 x 256 x 64
     # product cost 100x its arithmetic on a loaded machine), the stack split over ours instead
     limit = blas if route.kind == "whole" or blas is None else 1
@@ -263,71 +258,10 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
         out = np.take(products.reshape(-1), route.index)
         np.add(out, np.float32(0), out=out)
     else:
-        out = _placed(_spread(products, route, ca, cw), plan.dest, plan.out_cells)
+        out = blas_route.placed(blas_route.spread(products, route, ca, cw), plan.dest, plan.out_cells)
     if route.kind == "whole":
         arena.give_back(products)
     return out
-
-
-@attrs.frozen(eq=False)
-class _Route:
-    """How `contract` computes the rows' products from the classes (`_route`): `kind` one
-    matmul of every A class against every W class ("whole"), one per set of classes met
-    ("grouped", `grouping`), or one per spatial row ("rows"); `index`, when not None, the
-    flat position in the products of every result cell (rows, cells) of each row."""
-
-    kind: str
-    grouping: "_Grouping | None"
-    index: np.ndarray | None
-    blocks: tuple[int, ...] = ()  # "whole": the products as (N', DA, I, DW, J)
-
-
-_ROUTES: ByObject[Lru] = ByObject()
-"""Per result-cell array `dest` of a plan, the `_Route` of each pairing of classes met."""
-
-_INDEX_MAX = 1 << 18
-"""Result cells up to which `_route` keeps the one-take index (int32: 1 MiB at most; a
-larger result's two passes cost little next to its matmul)."""
-
-
-def _route(ca: np.ndarray, cw: np.ndarray, da: int, dw: int, dims: tuple[int, int, int], dest: np.ndarray,
-           cells: int) -> _Route:
-    """The `_Route` of rows of A classes `ca` (of `da`) and W classes `cw` (of `dw`), acc
-    blocks (N', I, J) = `dims`, placed by `dest` (`_placed`): found the first time (the
-    pairs, the grouping, the take index, all from the classes alone) and kept per `dest`."""
-    routes = _ROUTES.get(dest)
-    if routes is None:
-        routes = _ROUTES.put(dest, Lru(8))
-    key = (da, dw, dims, cells, ca.tobytes(), cw.tobytes())
-    found = routes.get(key)
-    if found is not None:
-        return found
-    nn, ni, nj = dims
-    pairs = np.unique(ca * dw + cw).size
-    grouping = None
-    if da * dw <= 2 * pairs:
-        kind, shape = "whole", (nn, da * ni, dw * nj)
-    elif (grouping := _grouping(ca, cw, da, dw)) is not None:
-        c, width = grouping.own_of.shape[1], grouping.sets.shape[1]
-        kept, side = (ni, nj) if grouping.by_a else (nj, ni)
-        kind, shape = "grouped", (len(grouping.sets), nn, c * kept, width * side)
-    else:
-        kind, shape = "rows", (len(ca), nn, ni, nj)
-    route = _Route(kind, grouping, None, (nn, da, ni, dw, nj))
-    source = _SOURCES.get(dest) or _SOURCES.put(dest, _source_cells(dest, cells))
-    if source[0] == cells and source[1] is not None and len(ca) * cells <= _INDEX_MAX and math.prod(shape) < 2 ** 31:
-        at = _spread(np.arange(math.prod(shape), dtype=np.int32).reshape(shape), route, ca, cw)
-        route = attrs.evolve(route, index=np.take(at.reshape(len(ca), -1), source[1], axis=1))
-    return routes.put(key, route)
-
-
-def _spread(products: np.ndarray, route: _Route, ca: np.ndarray, cw: np.ndarray) -> np.ndarray:
-    """acc (rows, N', I, J) of each row's (A class, W class) pair from the products `route` makes."""
-    if route.kind == "whole":
-        return products.reshape(route.blocks)[:, ca, :, cw, :]
-    if route.kind == "grouped":
-        return _grouped_spread(products, route.grouping)
-    return products
 
 
 def _guarded(a: tuple, w: tuple, terms: int) -> bool:
@@ -362,49 +296,7 @@ def _floor(raw: np.ndarray, gather: Gather, bits: np.ndarray) -> tuple[int, int]
     return top, (low >> 7) + (frac & -frac).bit_length() - 1 - 134
 
 
-@attrs.frozen(eq=False)
-class _Grouping:
-    """The rows' (A class, W class) pairs grouped by the side of fewer classes (`by_a`: A's):
-    `sets` (S, width) the other side's classes each set of groups meets, `own_of` (S, c)
-    the own side's classes of each set's groups, in order; each row's set (`row_set`), its
-    group's rank among the set's (`row_rank`) and its slot among the classes met (`row_slot`)."""
-
-    by_a: bool
-    sets: np.ndarray
-    own_of: np.ndarray
-    row_set: np.ndarray
-    row_rank: np.ndarray
-    row_slot: np.ndarray
-
-
-def _grouping(ca: np.ndarray, cw: np.ndarray, da: int, dw: int) -> _Grouping | None:
-    """The `_Grouping` of rows of A classes `ca` (of `da`) and W classes `cw` (of `dw`), or
-    None when the classes meet different numbers of classes, or one each (then one product
-    per row)."""
-    by_a = da <= dw
-    own, other = (ca, cw) if by_a else (cw, ca)
-    n_other = dw if by_a else da
-    pairs, inverse = np.unique(own * n_other + other, return_inverse=True)
-    groups, counts = np.unique(pairs // n_other, return_counts=True)
-    width = int(counts[0])
-    if (counts != width).any() or width == 1:
-        return None
-    met = (pairs % n_other).reshape(len(groups), width)  # the other side's classes each group meets
-    seen: dict[bytes, int] = {}  # the groups meeting the same classes (np.unique by rows: 0.1 ms)
-    member = np.fromiter((seen.setdefault(row.tobytes(), len(seen)) for row in met), np.intp, len(met))
-    sets = met[np.unique(member, return_index=True)[1]]
-    per = np.bincount(member)
-    if (per != per[0]).any():  # sets shared unevenly: each group on its own
-        sets, member, per = met, np.arange(len(groups)), np.ones(len(groups), np.int64)
-    c = int(per[0])
-    order = np.argsort(member, kind="stable")
-    rank = np.empty(len(groups), np.intp)
-    rank[order] = np.arange(len(groups)) % c
-    at = inverse.reshape(-1) // width  # each row's group and its slot among the classes met
-    return _Grouping(by_a, sets, groups[order].reshape(len(sets), c), member[at], rank[at], inverse.reshape(-1) % width)
-
-
-def _grouped_products(fa: np.ndarray, fw: np.ndarray, grouping: _Grouping, threads: int) -> np.ndarray:
+def _grouped_products(fa: np.ndarray, fw: np.ndarray, grouping: blas_route.Grouping, threads: int) -> np.ndarray:
     """(S, N', c * M_own, width * M_other): each set's groups side by side times the classes
     they meet side by side, one matmul per block of sets (`_ROW_BLOCK_BYTES` of operands),
     the operands views of the widened classes when the classes run in order."""
@@ -420,28 +312,19 @@ def _grouped_products(fa: np.ndarray, fw: np.ndarray, grouping: _Grouping, threa
     return out
 
 
-def _grouped_spread(out: np.ndarray, grouping: _Grouping) -> np.ndarray:
-    """acc (rows, N', I, J) of `_grouped_products` `out`: each row's own pair's block."""
-    (n_sets, width), c = grouping.sets.shape, grouping.own_of.shape[1]
-    nn = out.shape[1]
-    blocks = out.reshape(n_sets, nn, c, out.shape[2] // c, width, out.shape[3] // width)
-    spread = blocks[grouping.row_set, :, grouping.row_rank, :, grouping.row_slot, :]
-    return spread if grouping.by_a else spread.swapaxes(-1, -2)  # (rows, N', I, J)
-
-
 def _grouped(fa: np.ndarray, fw: np.ndarray, ca: np.ndarray, cw: np.ndarray, threads: int) -> np.ndarray | None:
     """acc (rows, N', I, J) of the rows' (A class `ca`, W class `cw`) pairs, the pairs
     grouped by the side of fewer classes: each class of that side times every class of the
     other it meets, and the classes meeting the same ones side by side (a batched GEMM's
     batch elements: each A block meets its own W blocks), one matmul per set met
-    (`_grouping`, `_grouped_products`). None when the classes meet different numbers of
+    (`blas_route.grouping`, `_grouped_products`). None when the classes meet different numbers of
     classes, or one each (then one product per row). Every pair computed once: no more
     products than the rows read, in a few larger matmuls (a per-row product of 8 x 16
     cells costs BLAS more than its arithmetic)."""
-    grouping = _grouping(ca, cw, fa.shape[0], fw.shape[0])
-    if grouping is None:
+    found = blas_route.grouping(ca, cw, fa.shape[0], fw.shape[0])
+    if found is None:
         return None
-    return _grouped_spread(_grouped_products(fa, fw, grouping, threads), grouping)
+    return blas_route.grouped_spread(_grouped_products(fa, fw, found, threads), found)
 
 
 def _side_by_side(x: np.ndarray, index: np.ndarray) -> np.ndarray:
@@ -453,34 +336,6 @@ def _side_by_side(x: np.ndarray, index: np.ndarray) -> np.ndarray:
         return x[flat[0]:flat[0] + flat.size].reshape(sets, 1, members * x.shape[2], x.shape[3])
     picked = x[index]  # (sets, members, N', M, K)
     return picked.transpose(0, 2, 1, 3, 4).reshape(sets, x.shape[1], members * x.shape[2], x.shape[3])
-
-
-def _placed(acc: np.ndarray, dest: np.ndarray, cells: int) -> np.ndarray:
-    """(rows, cells): `contract_jit.place` of acc (rows, N', I, J) moved to (rows, I, J, N'),
-    a -0 BLAS left made the chip's +0. When `dest` is a permutation of the cells, one take
-    straight from acc's own order (the move, the broadcast over Z and the placing in one
-    pass; the index found once per `dest`). A strided view read in place of the take when
-    the permutation is affine measured slower: its inner runs are a lane's 8-16 cells."""
-    found = _SOURCES.get(dest)
-    if found is None:
-        found = _SOURCES.put(dest, _source_cells(dest, cells))
-    if found[0] != cells or found[1] is None:
-        out = contract_jit.place(np.moveaxis(acc, 1, 3), dest, cells)
-    else:
-        out = np.take(acc.reshape(acc.shape[0], -1), found[1], axis=1)
-    np.add(out, np.float32(0), out=out)
-    return out
-
-
-def _source_cells(dest: np.ndarray, cells: int) -> tuple[int, np.ndarray | None]:
-    """(cells, the offset in an (N', I, J) block of the value each result cell receives), or
-    (cells, None) when `dest` (I, J, N', Z) is not a permutation of the cells."""
-    inverse = contract_jit.inverse_cells(dest, cells)
-    if inverse is None:
-        return cells, None
-    ni, nj, nn, nz = dest.shape
-    i, j, n = np.unravel_index(inverse // nz, (ni, nj, nn))
-    return cells, (n * ni + i) * nj + j
 
 
 def _product_shape(left: np.ndarray, right: np.ndarray) -> tuple[int, ...]:

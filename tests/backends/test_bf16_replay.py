@@ -64,7 +64,7 @@ def test_runs_again_replay_the_first_runs_plans(monkeypatch: pytest.MonkeyPatch)
 
 def test_a_run_again_finds_no_pairing_anew(monkeypatch: pytest.MonkeyPatch) -> None:
     """A second run of a bf16 kernel takes each contraction's route (its class pairs, their
-    grouping, the take index: `contract_blas._route`) and each operand's distinct rows
+    grouping, the take index: `blas_route.route`) and each operand's distinct rows
     (`contract_jit.distinct_rows`) as its first run found them: the BLAS path and the row
     classes sort nothing again (no `np.unique`), and the result is the oracle's."""
     d = BOTH_BY_SWITCH
@@ -78,7 +78,7 @@ def test_a_run_again_finds_no_pairing_anew(monkeypatch: pytest.MonkeyPatch) -> N
                         or unique(*a, **k))
     again = [a.copy() for a in arrays]
     backend.run(d.kernel, tuple(again))
-    found = [c for c in callers if c.endswith(("contract_blas.py", "contract_jit.py"))]
+    found = [c for c in callers if c.endswith(("contract_blas.py", "blas_route.py", "contract_jit.py"))]
     assert not found, found
     want = np.asarray(d.oracle(*arrays), np.float32) + np.float32(0)
     np.testing.assert_array_equal(again[-1].view(np.uint32), want.view(np.uint32))

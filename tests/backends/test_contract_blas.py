@@ -16,8 +16,9 @@ import operator
 import numpy as np
 import pytest
 
-from backends.cpu import CpuBackend, CpuOptions, contract_blas, contract_float, contract_jit
+from backends.cpu import CpuBackend, CpuOptions, blas_route, contract_blas, contract_float, contract_jit
 from backends.cpu.gathers import Gather
+from backends.cpu.lru import ByObject
 from benchmarks.drawn_kernels import draw, pinned
 from tests.backends.oracles import f32_to_bf16_bits
 from tests.optional_deps import need
@@ -223,7 +224,7 @@ def test_k_order_reads_a_by_its_smallest_stride_and_keeps_the_pairs() -> None:
 
 @pytest.mark.parametrize("permutation", [True, False])
 def test_placed_puts_each_value_at_its_cells(permutation: bool) -> None:
-    """`_placed`: acc (rows, N', I, J) at the cells `dest` (I, J, N', Z) names, repeated over
+    """`blas_route.placed`: acc (rows, N', I, J) at the cells `dest` (I, J, N', Z) names, repeated over
     Z, -0 made +0, +0 where nothing lands; checked cell by cell (a dest that is not a
     permutation of the cells takes the general placing)."""
     rng = np.random.default_rng(5)
@@ -232,13 +233,13 @@ def test_placed_puts_each_value_at_its_cells(permutation: bool) -> None:
     acc[acc == 0] = -0.0
     cells = ni * nj * nn * nz + (0 if permutation else 7)
     dest = rng.permutation(cells)[:ni * nj * nn * nz].reshape(ni, nj, nn, nz)
-    got = contract_blas._placed(acc, dest, cells)
+    got = blas_route.placed(acc, dest, cells)
     want = np.zeros((rows, cells), np.float32)
     for i, j, n, z in np.ndindex(*dest.shape):
         want[:, dest[i, j, n, z]] = acc[:, n, i, j] + np.float32(0)
     np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
     assert not np.signbit(got[got == 0]).any()
-    again = contract_blas._placed(acc * 2, dest, cells)  # the index kept for this dest
+    again = blas_route.placed(acc * 2, dest, cells)  # the index kept for this dest
     np.testing.assert_array_equal(again, want * 2 + np.float32(0))
 
 
@@ -413,8 +414,8 @@ def test_a_stack_of_small_products_runs_blas_on_one_thread(monkeypatch: pytest.M
 
 @pytest.mark.parametrize("form", ["whole", "grouped", "rows"])
 def test_the_one_take_index_places_what_the_two_passes_place(monkeypatch: pytest.MonkeyPatch, form: str) -> None:
-    """The route's index (`_route`: the spread of each row's pair and the placing in one
-    take) gives the bits of the spread and `_placed` taken apart (`_INDEX_MAX` 0), for each
+    """The route's index (`blas_route.route`: the spread of each row's pair and the placing in one
+    take) gives the bits of the spread and `placed` taken apart (`_INDEX_MAX` 0), for each
     way the products are made: `PER_ROW`'s classes as they are, the W side a class per row
     (each A class meets an equal set), every row its own class on both sides."""
     (raw_a, ca), (raw_w, cw), plan, threads, pool = _per_row_contraction(monkeypatch, 52, 1)
@@ -422,12 +423,12 @@ def test_the_one_take_index_places_what_the_two_passes_place(monkeypatch: pytest
     a, w = {"whole": ((raw_a, ca), (raw_w, cw)), "grouped": ((raw_a, ca), (raw_w[cw], rows)),
             "rows": ((raw_a[ca], rows), (raw_w[cw], rows))}[form]
     routes = []
-    route = contract_blas._route
-    monkeypatch.setattr(contract_blas, "_route", lambda *args: routes.append(route(*args)) or routes[-1])
-    monkeypatch.setattr(contract_blas, "_ROUTES", contract_blas.ByObject())
+    route = blas_route.route
+    monkeypatch.setattr(blas_route, "route", lambda *args: routes.append(route(*args)) or routes[-1])
+    monkeypatch.setattr(blas_route, "_ROUTES", ByObject())
     got = contract_blas.contract(a, w, plan, threads, pool)
-    monkeypatch.setattr(contract_blas, "_ROUTES", contract_blas.ByObject())
-    monkeypatch.setattr(contract_blas, "_INDEX_MAX", 0)
+    monkeypatch.setattr(blas_route, "_ROUTES", ByObject())
+    monkeypatch.setattr(blas_route, "_INDEX_MAX", 0)
     apart = contract_blas.contract(a, w, plan, threads, pool)
     assert [r.kind for r in routes] == [form] * 2 and routes[0].index is not None and routes[1].index is None
     np.testing.assert_array_equal(got.view(np.uint32), apart.view(np.uint32))
