@@ -14,7 +14,8 @@ every tile's at once. At the end of a run at most `KEEP_BYTES` are kept; the res
 back to the allocator (a big kernel's memory is returned after its run).
 
 Safe because: the executor never writes a buffer after the handler that made it
-returned; the caller never sees one (`CpuBackend.run` copies every result out with
+returned (but for a handler it hands the buffer over to, which writes it in place: the
+buffer's note is dropped then, `forget_note`); the caller never sees one (`CpuBackend.run` copies every result out with
 `host.from_buffer` before the scope ends); a run on another thread, or a nested run,
 gets its own arena (`CpuBackend` keeps a pool); a handed-out buffer is a fresh view
 object, and any row classes recorded for its memory are dropped (backends/cpu/row_classes.py).
@@ -32,8 +33,8 @@ import numpy as np
 
 from backends.cpu.lru import ByObject
 
-__all__ = ["Arena", "scope", "empty", "empty_noted", "zeros", "owned_root", "give_back", "give_back_raw", "MIN_BYTES",
-           "KEEP_BYTES"]
+__all__ = ["Arena", "scope", "empty", "empty_noted", "forget_note", "zeros",
+           "owned_root", "give_back", "give_back_raw", "MIN_BYTES", "KEEP_BYTES"]
 
 MIN_BYTES = 1 << 20
 KEEP_BYTES = 256 << 20
@@ -54,14 +55,16 @@ class Arena:
 
     def take(self, shape: tuple[int, ...], dtype: np.dtype, note: object = None) -> tuple[np.ndarray, bool]:
         """(a buffer of `shape`, whether it still holds what `note` promises): with a `note`,
-        a free buffer its last maker left with the same note is preferred. The buffer's
+        a free buffer its last maker left with the same note is preferred; otherwise one
+        with no note (a noted one is kept for its own maker's next request). The buffer's
         note becomes `note`: the caller promises that, once written, it holds what the
         note says (the executor never writes a buffer after its maker returned)."""
         dtype = np.dtype(dtype)
         nbytes = math.prod(shape) * dtype.itemsize
         pool = self.free.get(nbytes) or []
         kept = [i for i, r in enumerate(pool) if note is not None and self.notes.get(id(r)) == note]
-        raw = pool.pop(kept[-1] if kept else -1) if pool else np.empty(nbytes, np.uint8)
+        plain = [i for i, r in enumerate(pool) if id(r) not in self.notes]  # else one whose note no one needs now
+        raw = pool.pop((kept or plain or [-1])[-1]) if pool else np.empty(nbytes, np.uint8)
         self.used.append(raw)
         _forget(raw)
         if note is None:
@@ -102,6 +105,14 @@ class Arena:
 
 def _forget(raw: np.ndarray) -> None:
     ROW_CLASSES.drop(raw)
+
+
+def forget_note(raw: np.ndarray) -> None:
+    """Drop what `raw`'s maker promised it holds (`Arena.take`'s note): a handler is about to
+    write it in place (the executor hands it over: backends/cpu/executor.py `_owned`)."""
+    arena = getattr(_LOCAL, "arena", None)
+    if arena is not None:
+        arena.notes.pop(id(raw), None)
 
 
 def owned_root(out: np.ndarray) -> np.ndarray | None:

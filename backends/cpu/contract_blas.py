@@ -41,16 +41,12 @@ from numpy.lib.stride_tricks import as_strided
 from ir.blas import blas_threads
 from ir.errors import InternalError
 
-from backends.cpu import arena, contract_jit
+from backends.cpu import arena, blas_route, contract_jit
 from backends.cpu.contract_float import PARALLEL_MIN
-from backends.cpu.lru import ByObject
 from backends.cpu.contract_plan import Gather
 from backends.cpu.thread_pool import pool
 
 __all__ = ["contract", "no_rounding", "unit_floor", "unit_range"]
-
-_SOURCES: ByObject[tuple[int, np.ndarray | None]] = ByObject()
-"""`_source_cells` per result-cell array `dest` of a plan."""
 
 _NONE = 1 << 14
 """The unit exponent `unit_range` gives when every value is a zero."""
@@ -227,7 +223,7 @@ memory: every row's copy at once was 12 MiB on a 1 MiB kernel)."""
 
 def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray, np.ndarray], plan,
              threads: int, blas: int | None) -> np.ndarray | None:
-    """The result cells (rows, cells), acc (rows, I, J, N') placed (`_placed`), of two bf16
+    """The result cells (rows, cells), acc (rows, I, J, N') placed (`blas_route.placed`), of two bf16
     operands (`stored_*`: distinct stored rows and each spatial row's class,
     `contract_jit.stored_rows`) by float32 BLAS, or None when some sum could round (`no_rounding`). `plan` has no padding leaves and no skipped steps."""
     (raw_a, ca), (raw_w, cw) = stored_a, stored_w
@@ -238,29 +234,34 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
         return None
     da, nn, ni, k = fa.shape
     dw, nj = fw.shape[0], fw.shape[2]
-    pairs = np.unique(ca * dw + cw).size
-    whole = da * dw <= 2 * pairs
+    route = blas_route.route(ca, cw, da, dw, (nn, ni, nj), plan.dest, plan.out_cells)
     # a stack of small products: BLAS on one thread (a pool of 2 waking for each 64 x 256 x 64
     # product cost 100x its arithmetic on a loaded machine), the stack split over ours instead
-    limit = blas if whole or blas is None else 1
+    limit = blas if route.kind == "whole" or blas is None else 1
     split = threads if limit == 1 else 1
     with blas_threads(limit):
-        if whole:  # one matmul of every A class against every W class
+        if route.kind == "whole":  # one matmul of every A class against every W class
             left = (fa if nn == 1 else fa.transpose(1, 0, 2, 3)).reshape(nn, da * ni, k)
             right = (fw if nn == 1 else fw.transpose(1, 0, 2, 3)).reshape(nn, dw * nj, k)
-            full = _matmul(left, right.transpose(0, 2, 1), split,
-                           arena.empty(_product_shape(left, right.transpose(0, 2, 1)), np.float32))
-            acc = full.reshape(nn, da, ni, dw, nj)[:, ca, :, cw, :]  # (rows, N', I, J)
-            arena.give_back(full)
-        elif (grouped := _grouped(fa, fw, ca, cw, split)) is not None:
-            acc = grouped
+            products = _matmul(left, right.transpose(0, 2, 1), split,
+                               arena.empty(_product_shape(left, right.transpose(0, 2, 1)), np.float32))
+        elif route.kind == "grouped":
+            products = _grouped_products(fa, fw, route.grouping, split)
         else:  # one per spatial row, a block of rows at a time (no copy of every row's operands)
-            acc = np.empty((len(ca), nn, ni, nj), np.float32)
+            products = np.empty((len(ca), nn, ni, nj), np.float32)
             step = max(1, _ROW_BLOCK_BYTES // (fa[0].nbytes + fw[0].nbytes))
             for lo in range(0, len(ca), step):
-                acc[lo:lo + step] = _matmul(fa[ca[lo:lo + step]], fw[cw[lo:lo + step]].transpose(0, 1, 3, 2), split)
+                products[lo:lo + step] = _matmul(fa[ca[lo:lo + step]], fw[cw[lo:lo + step]].transpose(0, 1, 3, 2),
+                                                 split)
     arena.give_back(fa), arena.give_back(fw)  # read for the last time: the run's next request takes them
-    return _placed(acc, plan.dest, plan.out_cells)
+    if route.index is not None:  # the spread over the rows and the placing in one take
+        out = np.take(products.reshape(-1), route.index)
+        np.add(out, np.float32(0), out=out)
+    else:
+        out = blas_route.placed(blas_route.spread(products, route, ca, cw), plan.dest, plan.out_cells)
+    if route.kind == "whole":
+        arena.give_back(products)
+    return out
 
 
 def _guarded(a: tuple, w: tuple, terms: int) -> bool:
@@ -279,64 +280,51 @@ def _guarded(a: tuple, w: tuple, terms: int) -> bool:
 
 
 def _floor(raw: np.ndarray, gather: Gather, bits: np.ndarray) -> tuple[int, int] | None:
-    """`unit_floor` of the widened cells `bits`: with numba loaded, the bounds in one
-    compiled pass over the stored cells the gather reads and one OR over `bits`."""
-    found = contract_jit.loaded_bounds(raw.view(np.uint16), gather)
+    """`unit_floor` of the widened cells `bits` (the cells the gather reads of the stored rows
+    `raw`): with numba loaded, the bounds and the OR of the significands in one compiled pass
+    over `bits` (`contract_jit.widened_bounds`: a tenth of the numpy passes' time)."""
+    found = contract_jit.widened_bounds(bits)
     if found is None:
         return unit_floor(bits)
-    top, low = found
-    if low == 0x8000:  # every one a zero
+    top, low, ors = found
+    if low == 0x80000000:  # every one a zero
         return 0, _NONE
+    top, low = top >> 16, low >> 16
     if top >= 0x7F80 or low < 0x80:  # NaN or an infinity; a subnormal
         return None
-    frac = (int(np.bitwise_or.reduce(bits, axis=None)) >> 16) & 0x7F | 0x80
+    frac = (ors >> 16) & 0x7F | 0x80
     return top, (low >> 7) + (frac & -frac).bit_length() - 1 - 134
+
+
+def _grouped_products(fa: np.ndarray, fw: np.ndarray, grouping: blas_route.Grouping, threads: int) -> np.ndarray:
+    """(S, N', c * M_own, width * M_other): each set's groups side by side times the classes
+    they meet side by side, one matmul per block of sets (`_ROW_BLOCK_BYTES` of operands),
+    the operands views of the widened classes when the classes run in order."""
+    kept, side = (fa, fw) if grouping.by_a else (fw, fa)  # (classes, N', I|J, K)
+    nn, n_kept = kept.shape[1], kept.shape[2]
+    (n_sets, width), c = grouping.sets.shape, grouping.own_of.shape[1]
+    out = np.empty((n_sets, nn, c * n_kept, width * side.shape[2]), np.float32)
+    step = max(1, _ROW_BLOCK_BYTES // (c * kept[0].nbytes + width * side[0].nbytes))
+    for lo in range(0, n_sets, step):
+        hi = min(n_sets, lo + step)
+        left, right = _side_by_side(kept, grouping.own_of[lo:hi]), _side_by_side(side, grouping.sets[lo:hi])
+        out[lo:hi] = _matmul(left, np.swapaxes(right, -1, -2), threads)
+    return out
 
 
 def _grouped(fa: np.ndarray, fw: np.ndarray, ca: np.ndarray, cw: np.ndarray, threads: int) -> np.ndarray | None:
     """acc (rows, N', I, J) of the rows' (A class `ca`, W class `cw`) pairs, the pairs
     grouped by the side of fewer classes: each class of that side times every class of the
     other it meets, and the classes meeting the same ones side by side (a batched GEMM's
-    batch elements: each A block meets its own W blocks), one matmul per set met, the
-    operands views of the widened classes when the classes run in order (no gather);
-    sets a block at a time (`_ROW_BLOCK_BYTES` of operands). None when the classes meet
-    different numbers of classes, or one each (then one product per row). Every pair
-    computed once: no more products than the rows read, in a few larger matmuls (a
-    per-row product of 8 x 16 cells costs BLAS more than its arithmetic)."""
-    da, dw = fa.shape[0], fw.shape[0]
-    by_a = da <= dw
-    own, other = (ca, cw) if by_a else (cw, ca)
-    n_other = dw if by_a else da
-    pairs, inverse = np.unique(own * n_other + other, return_inverse=True)
-    groups, counts = np.unique(pairs // n_other, return_counts=True)
-    width = int(counts[0])
-    if (counts != width).any() or width == 1:
+    batch elements: each A block meets its own W blocks), one matmul per set met
+    (`blas_route.grouping`, `_grouped_products`). None when the classes meet different numbers of
+    classes, or one each (then one product per row). Every pair computed once: no more
+    products than the rows read, in a few larger matmuls (a per-row product of 8 x 16
+    cells costs BLAS more than its arithmetic)."""
+    found = blas_route.grouping(ca, cw, fa.shape[0], fw.shape[0])
+    if found is None:
         return None
-    met = (pairs % n_other).reshape(len(groups), width)  # the other side's classes each group meets
-    seen: dict[bytes, int] = {}  # the groups meeting the same classes (np.unique by rows: 0.1 ms)
-    member = np.fromiter((seen.setdefault(row.tobytes(), len(seen)) for row in met), np.intp, len(met))
-    sets = met[np.unique(member, return_index=True)[1]]
-    per = np.bincount(member)
-    if (per != per[0]).any():  # sets shared unevenly: each group on its own
-        sets, member, per = met, np.arange(len(groups)), np.ones(len(groups), np.int64)
-    c = int(per[0])
-    order = np.argsort(member, kind="stable")
-    own_of = groups[order].reshape(len(sets), c)  # the classes of each set's group, in order
-    rank = np.empty(len(groups), np.intp)
-    rank[order] = np.arange(len(groups)) % c
-    kept, side = (fa, fw) if by_a else (fw, fa)  # (classes, N', I|J, K)
-    nn, n_kept, k = kept.shape[1], kept.shape[2], kept.shape[3]
-    n_side = side.shape[2]
-    out = np.empty((len(sets), nn, c * n_kept, width * n_side), np.float32)
-    step = max(1, _ROW_BLOCK_BYTES // (c * kept[0].nbytes + width * side[0].nbytes))
-    for lo in range(0, len(sets), step):
-        hi = min(len(sets), lo + step)
-        left, right = _side_by_side(kept, own_of[lo:hi]), _side_by_side(side, sets[lo:hi])
-        out[lo:hi] = _matmul(left, np.swapaxes(right, -1, -2), threads)
-    at = inverse.reshape(-1) // width  # each row's group and its slot among the classes met
-    slot = inverse.reshape(-1) % width
-    spread = out.reshape(len(sets), nn, c, n_kept, width, n_side)[member[at], :, rank[at], :, slot, :]
-    return spread if by_a else spread.swapaxes(-1, -2)  # (rows, N', I, J)
+    return blas_route.grouped_spread(_grouped_products(fa, fw, found, threads), found)
 
 
 def _side_by_side(x: np.ndarray, index: np.ndarray) -> np.ndarray:
@@ -348,34 +336,6 @@ def _side_by_side(x: np.ndarray, index: np.ndarray) -> np.ndarray:
         return x[flat[0]:flat[0] + flat.size].reshape(sets, 1, members * x.shape[2], x.shape[3])
     picked = x[index]  # (sets, members, N', M, K)
     return picked.transpose(0, 2, 1, 3, 4).reshape(sets, x.shape[1], members * x.shape[2], x.shape[3])
-
-
-def _placed(acc: np.ndarray, dest: np.ndarray, cells: int) -> np.ndarray:
-    """(rows, cells): `contract_jit.place` of acc (rows, N', I, J) moved to (rows, I, J, N'),
-    a -0 BLAS left made the chip's +0. When `dest` is a permutation of the cells, one take
-    straight from acc's own order (the move, the broadcast over Z and the placing in one
-    pass; the index found once per `dest`). A strided view read in place of the take when
-    the permutation is affine measured slower: its inner runs are a lane's 8-16 cells."""
-    found = _SOURCES.get(dest)
-    if found is None:
-        found = _SOURCES.put(dest, _source_cells(dest, cells))
-    if found[0] != cells or found[1] is None:
-        out = contract_jit.place(np.moveaxis(acc, 1, 3), dest, cells)
-    else:
-        out = np.take(acc.reshape(acc.shape[0], -1), found[1], axis=1)
-    np.add(out, np.float32(0), out=out)
-    return out
-
-
-def _source_cells(dest: np.ndarray, cells: int) -> tuple[int, np.ndarray | None]:
-    """(cells, the offset in an (N', I, J) block of the value each result cell receives), or
-    (cells, None) when `dest` (I, J, N', Z) is not a permutation of the cells."""
-    inverse = contract_jit.inverse_cells(dest, cells)
-    if inverse is None:
-        return cells, None
-    ni, nj, nn, nz = dest.shape
-    i, j, n = np.unravel_index(inverse // nz, (ni, nj, nn))
-    return cells, (n * ni + i) * nj + j
 
 
 def _product_shape(left: np.ndarray, right: np.ndarray) -> tuple[int, ...]:

@@ -43,10 +43,11 @@ from ir.exact_kernels import sums, tiles
 from ir.exact_kernels.compile import JIT_MIN
 
 from backends.cpu import contract_float, row_classes
+from backends.cpu.lru import Lru
 from backends.cpu import contract_jit_exact as jit_exact
 from backends.cpu import contract_jit_rows as jit_rows
 
-__all__ = ["ENV", "JIT_MIN", "core", "enabled", "float_stored", "inverse_cells", "loaded_bounds", "place",
+__all__ = ["ENV", "JIT_MIN", "core", "enabled", "float_stored", "inverse_cells", "widened_bounds", "place",
            "scanned", "stored_rows"]
 
 ENV = "NPU_OPT_CPU_JIT"
@@ -114,15 +115,35 @@ def distinct_rows(raw: np.ndarray, row_of: np.ndarray | None = None) -> tuple[np
     broadcast repeats rows along slices), a row of no class (-1: written by no cell)
     kept on its own; every row kept when no classes are known."""
     if row_of is not None:  # ascending, as the classes of the rows copied out would be
-        keep, inverse = np.unique(row_of, return_inverse=True)
-        return keep, inverse.astype(np.int64).reshape(len(row_of))
+        return _kept(row_of, True)
     rows = raw.shape[0]
     classes = row_classes.classes_of(raw.reshape(rows, -1)) if rows else None
     if classes is None:
         return None, np.arange(rows, dtype=np.int64)
-    classes = np.where(classes < 0, classes.max(initial=0) + 1 + np.arange(rows), classes)
-    _, first, inverse = np.unique(classes, return_index=True, return_inverse=True)
-    return first, inverse.astype(np.int64).reshape(rows)
+    return _kept(classes, False)
+
+
+_KEPT = Lru(256)
+"""`_kept` by its arguments: the same row map or classes come back on every run of a kernel."""
+
+
+def _kept(labels: np.ndarray, by_row: bool) -> tuple[np.ndarray, np.ndarray]:
+    """`distinct_rows` from a row map (`by_row`: the rows it names, each once) or from row
+    classes (the first row of each, a class of -1 a row of its own); found once per labels
+    (a few hundred at most: the key is their bytes) and kept: no caller writes them (not
+    flagged read-only: numba would compile its kernels again for such arrays)."""
+    key = (by_row, labels.dtype.str, labels.tobytes())
+    found = _KEPT.get(key)
+    if found is not None:
+        return found
+    if by_row:
+        keep, inverse = np.unique(labels, return_inverse=True)
+    else:
+        rows = labels.size
+        classes = np.where(labels < 0, labels.max(initial=0) + 1 + np.arange(rows), labels)
+        _, keep, inverse = np.unique(classes, return_index=True, return_inverse=True)
+    inverse = inverse.astype(np.int64).reshape(labels.size)
+    return _KEPT.put(key, (keep, inverse))
 
 
 def _range_of(raw: np.ndarray, gather, wide: bool, threads: int) -> tuple[int, int]:
@@ -137,14 +158,18 @@ def _range_of(raw: np.ndarray, gather, wide: bool, threads: int) -> tuple[int, i
     return max(int(t) for t, _ in found), low if low < 2 * sign else sign
 
 
-def loaded_bounds(half: np.ndarray, gather) -> tuple[int, int] | None:
-    """(largest, smallest nonzero) bf16 magnitude pattern of the cells of the stored rows
-    `half` (rows, cells; uint16) that `gather` reads (the smallest 0x8000 when every one is
-    zero), in one compiled pass, when numba is already loaded and not turned off; else None
-    (numba is never loaded for it)."""
-    if not kernels_compile.loaded() or not enabled(True) or half.shape[0] == 0:
+def widened_bounds(bits: np.ndarray) -> tuple[int, int, int] | None:
+    """(largest, smallest nonzero, OR) of the magnitude patterns of float32 patterns `bits`
+    (uint32; the smallest 0x80000000 when every one is zero), in one compiled pass, when
+    numba is already loaded and not turned off; else None (numba is never loaded for it)."""
+    if not kernels_compile.loaded() or not enabled(True):
         return None
-    return _range_of(half.reshape(half.shape[0], -1), gather, False, 1)
+    flat = bits.reshape(-1)
+    if flat.size == 0:
+        return 0, 0x80000000, 0
+    top, low, ors = _compiled()["_bounds"](flat)
+    low = int(low) + 1  # every pattern zero: the sign bit, mask + 1
+    return int(top), low if low < 0x100000000 else 0x80000000, int(ors)
 
 
 def _on_rows(kernel, rows: int, threads: int, work: int, args) -> list:

@@ -2,7 +2,8 @@
 float contraction the exact register tiles (`backends.cpu.contract_jit_exact`) do not
 take (a product or sum that may be flushed, padding leaves, skipped time steps), bit for
 bit the numpy core of `backends.cpu.contract_float`; and `_range`, the scan of an
-operand's magnitudes that decides whether a contraction is exact.
+operand's magnitudes that decides whether a contraction is exact (`_bounds` the same of
+widened patterns, for the BLAS path's guard).
 
 Per spatial row, the operand cells are gathered as float32 bits (`_gather`), then every
 (row, column) pair's products of a time step are summed by the adder tree (leaves in the
@@ -50,6 +51,19 @@ def _range(raw, starts, ends, wide):
         for k in range(starts.size):
             top16, low16 = sums.bf16_bounds(raw[row], np.uint64(starts[k]), np.uint64(ends[k]), 0, top16, low16)
     return np.int64(top16), np.int64(low16)
+
+
+def _bounds(bits):
+    """(largest magnitude, smallest magnitude less one, OR of the magnitudes) of float32
+    patterns `bits` (1-D uint32), the sign bit masked off; the subtraction wraps as in
+    `_range` (all ones when every pattern is zero). One pass, no branch: it vectorizes."""
+    top, low, ors = np.uint32(0), np.uint32(0xFFFFFFFF), np.uint32(0)
+    for c in range(bits.size):
+        m = bits[c] & np.uint32(0x7FFFFFFF)
+        top = max(top, m)
+        low = min(low, np.uint32(m - np.uint32(1)))
+        ors |= m
+    return np.int64(top), np.int64(low), np.int64(ors)
 
 
 def _gather(cells, index, wide, out):
@@ -119,7 +133,7 @@ def _rows(raw_a, raw_w, ca, cw, ia, iw, wide_a, wide_w, pad, skip, exact, out, r
                     out[row, i, j, n] = acc[0, j]
 
 
-ORDER = ("_range", "_gather", "_pad", "_accumulate", "_rows")
+ORDER = ("_range", "_bounds", "_gather", "_pad", "_accumulate", "_rows")
 """Compiled in this order, after `ir.exact_kernels.sums` and `contract_jit_exact` (`ir.exact_kernels.compile`):
 a kernel calls only those before it."""
 INLINE = ()

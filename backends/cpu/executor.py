@@ -35,7 +35,7 @@ from ir.vrf_ops import ToVrf
 
 from ir.regions import LoopRun, closes_region, extend_reads, loops
 from ir.runtime_ops import GuardBegin, GuardEnd
-from backends.cpu import compact, compact_moves, layout, lazy_rows, moves, row_classes, runtime, uninit
+from backends.cpu import arena, compact, compact_moves, layout, lazy_rows, moves, row_classes, runtime, uninit
 from backends.cpu.lru import ByObject
 from backends.cpu.scratch import Scratch, memory
 from backends.cpu.handlers import HANDLERS, handles, takes_compact, takes_lazy
@@ -147,6 +147,7 @@ def _owned(step: "_Step", index: int, env: dict[int, Any], params: Sequence[Any]
     while isinstance(root.base, np.ndarray):
         root = root.base
     row_classes.forget(root)  # its rows are about to change
+    arena.forget_note(root)  # and what its maker left in it (`arena.empty_noted`)
     return True
 
 

@@ -119,7 +119,12 @@ def window(op: Window, base: np.ndarray, start: np.ndarray | None = None) -> np.
             return np.reshape(_cells(base, forms, offset, False), layout.shape_of(t), copy=False)  # operand per tile)
         except ValueError:  # the grid's axes do not merge into the levels': copied
             pass
-    out = (np.empty if whole else np.zeros)(layout.shape_of(t), base.dtype)  # every cell written, or padding zero
+    if whole:  # every cell written
+        out = arena.empty(layout.shape_of(t), base.dtype)
+    else:  # padding zero: a buffer this window's type left zero around its cells (an earlier run's) kept so
+        out, zeroed = arena.empty_noted(layout.shape_of(t), base.dtype, ("zero around", "window", t))
+        if not zeroed:
+            out.fill(0)
     _copy_cells(out, None, base, offset, t)
     return out
 

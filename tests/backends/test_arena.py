@@ -156,6 +156,21 @@ def test_a_noted_buffer_is_found_again_only_while_its_note_holds():
         assert not arena.empty_noted(BIG, np.int32, "zeros at the end")[1]
 
 
+def test_a_buffer_handed_over_to_be_written_in_place_loses_its_note():
+    """A noted buffer the executor hands over to a handler that writes it in place
+    (`forget_note`, backends/cpu/executor.py `_owned`) keeps no promise for the next run."""
+    scratch = arena.Arena()
+    with arena.scope(scratch):
+        first, _ = arena.empty_noted(BIG, np.int32, "zeros at the end")
+    with arena.scope(scratch):
+        again, kept = arena.empty_noted(BIG, np.int32, "zeros at the end")
+        assert kept
+        arena.forget_note(again.base)
+    with arena.scope(scratch):
+        third, kept = arena.empty_noted(BIG, np.int32, "zeros at the end")
+        assert _address(third) == _address(first) and not kept
+
+
 def test_a_padded_move_zeroes_its_padding_again_after_another_maker_wrote_it():
     """A strided move whose rows are one run of cells keeps its buffer's padding from the
     run before; when another value took that memory in between and wrote its padding

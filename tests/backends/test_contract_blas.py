@@ -9,13 +9,16 @@ where some sum rounds."""
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 
 import numpy as np
 import pytest
 
-from backends.cpu import CpuBackend, CpuOptions, contract_blas, contract_float, contract_jit
+from backends.cpu import CpuBackend, CpuOptions, blas_route, contract_blas, contract_float, contract_jit
 from backends.cpu.gathers import Gather
+from backends.cpu.lru import ByObject
 from benchmarks.drawn_kernels import draw, pinned
 from tests.backends.oracles import f32_to_bf16_bits
 from tests.optional_deps import need
@@ -127,8 +130,8 @@ def test_the_guard_reads_widened_patterns_in_blocks(monkeypatch: pytest.MonkeyPa
 
 @pytest.mark.parametrize("bad_cell", [None, 0, 5])
 def test_the_compiled_floor_reads_the_cells_the_layout_reads(bad_cell: int | None) -> None:
-    """With numba loaded, `_floor` takes the bounds in one compiled pass over the stored cells
-    the gather reads: the same floor as `unit_floor` of the widened cells, and a NaN in a
+    """With numba loaded, `_floor` takes the bounds in one compiled pass over the widened
+    cells (those the gather reads): the same floor as `unit_floor` of them, and a NaN in a
     cell no layout reads (cell 0; a read cell: 5) does not stop the BLAS path."""
     need("numba", "test")
     assert contract_jit.enabled(True)  # numba loaded
@@ -221,7 +224,7 @@ def test_k_order_reads_a_by_its_smallest_stride_and_keeps_the_pairs() -> None:
 
 @pytest.mark.parametrize("permutation", [True, False])
 def test_placed_puts_each_value_at_its_cells(permutation: bool) -> None:
-    """`_placed`: acc (rows, N', I, J) at the cells `dest` (I, J, N', Z) names, repeated over
+    """`blas_route.placed`: acc (rows, N', I, J) at the cells `dest` (I, J, N', Z) names, repeated over
     Z, -0 made +0, +0 where nothing lands; checked cell by cell (a dest that is not a
     permutation of the cells takes the general placing)."""
     rng = np.random.default_rng(5)
@@ -230,13 +233,13 @@ def test_placed_puts_each_value_at_its_cells(permutation: bool) -> None:
     acc[acc == 0] = -0.0
     cells = ni * nj * nn * nz + (0 if permutation else 7)
     dest = rng.permutation(cells)[:ni * nj * nn * nz].reshape(ni, nj, nn, nz)
-    got = contract_blas._placed(acc, dest, cells)
+    got = blas_route.placed(acc, dest, cells)
     want = np.zeros((rows, cells), np.float32)
     for i, j, n, z in np.ndindex(*dest.shape):
         want[:, dest[i, j, n, z]] = acc[:, n, i, j] + np.float32(0)
     np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
     assert not np.signbit(got[got == 0]).any()
-    again = contract_blas._placed(acc * 2, dest, cells)  # the index kept for this dest
+    again = blas_route.placed(acc * 2, dest, cells)  # the index kept for this dest
     np.testing.assert_array_equal(again, want * 2 + np.float32(0))
 
 
@@ -407,3 +410,52 @@ def test_a_stack_of_small_products_runs_blas_on_one_thread(monkeypatch: pytest.M
     got = blas((raw_a[ca], rows), (raw_w[cw], rows), plan, threads, 2)  # a product per row
     np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
     assert limits == [2, 1]
+
+
+@pytest.mark.parametrize("form", ["whole", "grouped", "rows"])
+def test_the_one_take_index_places_what_the_two_passes_place(monkeypatch: pytest.MonkeyPatch, form: str) -> None:
+    """The route's index (`blas_route.route`: the spread of each row's pair and the placing in one
+    take) gives the bits of the spread and `placed` taken apart (`_INDEX_MAX` 0), for each
+    way the products are made: `PER_ROW`'s classes as they are, the W side a class per row
+    (each A class meets an equal set), every row its own class on both sides."""
+    (raw_a, ca), (raw_w, cw), plan, threads, pool = _per_row_contraction(monkeypatch, 52, 1)
+    rows = np.arange(len(ca))
+    a, w = {"whole": ((raw_a, ca), (raw_w, cw)), "grouped": ((raw_a, ca), (raw_w[cw], rows)),
+            "rows": ((raw_a[ca], rows), (raw_w[cw], rows))}[form]
+    routes = []
+    route = blas_route.route
+    monkeypatch.setattr(blas_route, "route", lambda *args: routes.append(route(*args)) or routes[-1])
+    monkeypatch.setattr(blas_route, "_ROUTES", ByObject())
+    got = contract_blas.contract(a, w, plan, threads, pool)
+    monkeypatch.setattr(blas_route, "_ROUTES", ByObject())
+    monkeypatch.setattr(blas_route, "_INDEX_MAX", 0)
+    apart = contract_blas.contract(a, w, plan, threads, pool)
+    assert [r.kind for r in routes] == [form] * 2 and routes[0].index is not None and routes[1].index is None
+    np.testing.assert_array_equal(got.view(np.uint32), apart.view(np.uint32))
+    want = contract_blas.contract((raw_a, ca), (raw_w, cw), plan, threads, pool)
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert not np.signbit(got[got == 0]).any()  # the chip's +0
+
+
+@pytest.mark.parametrize("case", ["mixed", "zeros", "nan", "subnormal"])
+def test_the_compiled_bounds_of_widened_cells(case: str) -> None:
+    """`contract_jit.widened_bounds`: the largest magnitude pattern, the smallest nonzero one
+    (the sign bit when every one is zero) and the OR of the magnitudes of widened bf16
+    patterns, as numpy finds them; `_floor` from them equals `unit_floor`."""
+    need("numba", "test")
+    assert contract_jit.enabled(True)  # numba loaded
+    rng = np.random.default_rng(9)
+    patterns = rng.integers(0, 0x10000, (3, 50)).astype(np.uint16)
+    patterns[rng.random(patterns.shape) < 0.3] = 0x8000  # -0
+    patterns &= np.uint16(0xFFFF if case != "zeros" else 0x8000)
+    patterns[1, 7] = {"mixed": patterns[1, 7], "zeros": 0, "nan": 0x7FC1, "subnormal": 0x8003}[case]
+    if case == "mixed":
+        patterns[(patterns & 0x7FFF) >= 0x7F80] = 0x3F80
+        patterns[((patterns & 0x7FFF) > 0) & ((patterns & 0x7FFF) < 0x80)] = 0x4000
+    bits = patterns.astype(np.uint32) << 16
+    mags = [int(m) << 16 for m in (patterns & 0x7FFF).reshape(-1)]
+    nonzero = [m for m in mags if m]
+    want = (max(mags), min(nonzero, default=0x80000000), functools.reduce(operator.or_, mags, 0))
+    assert contract_jit.widened_bounds(bits) == want
+    assert contract_blas._floor(patterns, None, bits) == contract_blas.unit_floor(bits)
+    assert contract_jit.widened_bounds(np.zeros(0, np.uint32)) == (0, 0x80000000, 0)

@@ -1,0 +1,165 @@
+"""How the bf16 BLAS contraction (`backends.cpu.contract_blas`) makes its rows' products from
+their operand classes, and where each product lands in the result: found once per layout.
+
+A contraction's spatial rows each pair an A class with a W class (`contract_jit.stored_rows`);
+which pairs occur, how they group into matmuls and where each result cell's value sits in
+the products depend on the layout alone, not on the data. `route` finds them at a
+contraction's first run (`np.unique`, the grouping, a take index) and keeps them per
+result-cell array `dest` and classes, so a kernel run again only multiplies and takes.
+"""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+import numpy as np
+
+from backends.cpu import contract_jit
+from backends.cpu.lru import ByObject, Lru
+
+__all__ = ["Grouping", "Route", "grouped_spread", "grouping", "placed", "route", "spread"]
+
+_SOURCES: ByObject[tuple[int, np.ndarray | None]] = ByObject()
+"""`_source_cells` per result-cell array `dest` of a plan."""
+
+
+@attrs.frozen(eq=False)
+class Route:
+    """How `contract_blas.contract` makes the rows' products from the classes (`route`): `kind` one
+    matmul of every A class against every W class ("whole"), one per set of classes met
+    ("grouped", `grouping`), or one per spatial row ("rows"); `index`, when not None, the
+    flat position in the products of every result cell (rows, cells) of each row."""
+
+    kind: str
+    grouping: "Grouping | None"
+    index: np.ndarray | None
+    blocks: tuple[int, ...] = ()  # "whole": the products as (N', DA, I, DW, J)
+
+
+_ROUTES: ByObject[Lru] = ByObject()
+"""Per result-cell array `dest` of a plan, the `Route` of each pairing of classes met."""
+
+_INDEX_MAX = 1 << 18
+"""Result cells up to which `route` keeps the one-take index (int32: 1 MiB at most; a
+larger result's two passes cost little next to its matmul)."""
+
+
+def route(ca: np.ndarray, cw: np.ndarray, da: int, dw: int, dims: tuple[int, int, int], dest: np.ndarray,
+          cells: int) -> Route:
+    """The `Route` of rows of A classes `ca` (of `da`) and W classes `cw` (of `dw`), acc
+    blocks (N', I, J) = `dims`, placed by `dest` (`placed`): found the first time (the
+    pairs, the grouping, the take index, all from the classes alone) and kept per `dest`."""
+    routes = _ROUTES.get(dest)
+    if routes is None:
+        routes = _ROUTES.put(dest, Lru(8))
+    key = (da, dw, dims, cells, ca.tobytes(), cw.tobytes())
+    found = routes.get(key)
+    if found is not None:
+        return found
+    nn, ni, nj = dims
+    pairs = np.unique(ca * dw + cw).size
+    groups = None
+    if da * dw <= 2 * pairs:
+        kind, shape = "whole", (nn, da * ni, dw * nj)
+    elif (groups := grouping(ca, cw, da, dw)) is not None:
+        c, width = groups.own_of.shape[1], groups.sets.shape[1]
+        kept, side = (ni, nj) if groups.by_a else (nj, ni)
+        kind, shape = "grouped", (len(groups.sets), nn, c * kept, width * side)
+    else:
+        kind, shape = "rows", (len(ca), nn, ni, nj)
+    found = Route(kind, groups, None, (nn, da, ni, dw, nj))
+    source = _SOURCES.get(dest) or _SOURCES.put(dest, _source_cells(dest, cells))
+    if source[0] == cells and source[1] is not None and len(ca) * cells <= _INDEX_MAX and math.prod(shape) < 2 ** 31:
+        at = spread(np.arange(math.prod(shape), dtype=np.int32).reshape(shape), found, ca, cw)
+        found = attrs.evolve(found, index=np.take(at.reshape(len(ca), -1), source[1], axis=1))
+    return routes.put(key, found)
+
+
+def spread(products: np.ndarray, how: Route, ca: np.ndarray, cw: np.ndarray) -> np.ndarray:
+    """acc (rows, N', I, J) of each row's (A class, W class) pair from the products `how` makes."""
+    if how.kind == "whole":
+        return products.reshape(how.blocks)[:, ca, :, cw, :]
+    if how.kind == "grouped":
+        return grouped_spread(products, how.grouping)
+    return products
+
+
+@attrs.frozen(eq=False)
+class Grouping:
+    """The rows' (A class, W class) pairs grouped by the side of fewer classes (`by_a`: A's):
+    `sets` (S, width) the other side's classes each set of groups meets, `own_of` (S, c)
+    the own side's classes of each set's groups, in order; each row's set (`row_set`), its
+    group's rank among the set's (`row_rank`) and its slot among the classes met (`row_slot`)."""
+
+    by_a: bool
+    sets: np.ndarray
+    own_of: np.ndarray
+    row_set: np.ndarray
+    row_rank: np.ndarray
+    row_slot: np.ndarray
+
+
+def grouping(ca: np.ndarray, cw: np.ndarray, da: int, dw: int) -> Grouping | None:
+    """The `Grouping` of rows of A classes `ca` (of `da`) and W classes `cw` (of `dw`), or
+    None when the classes meet different numbers of classes, or one each (then one product
+    per row)."""
+    by_a = da <= dw
+    own, other = (ca, cw) if by_a else (cw, ca)
+    n_other = dw if by_a else da
+    pairs, inverse = np.unique(own * n_other + other, return_inverse=True)
+    groups, counts = np.unique(pairs // n_other, return_counts=True)
+    width = int(counts[0])
+    if (counts != width).any() or width == 1:
+        return None
+    met = (pairs % n_other).reshape(len(groups), width)  # the other side's classes each group meets
+    seen: dict[bytes, int] = {}  # the groups meeting the same classes (np.unique by rows: 0.1 ms)
+    member = np.fromiter((seen.setdefault(row.tobytes(), len(seen)) for row in met), np.intp, len(met))
+    sets = met[np.unique(member, return_index=True)[1]]
+    per = np.bincount(member)
+    if (per != per[0]).any():  # sets shared unevenly: each group on its own
+        sets, member, per = met, np.arange(len(groups)), np.ones(len(groups), np.int64)
+    c = int(per[0])
+    order = np.argsort(member, kind="stable")
+    rank = np.empty(len(groups), np.intp)
+    rank[order] = np.arange(len(groups)) % c
+    at = inverse.reshape(-1) // width  # each row's group and its slot among the classes met
+    return Grouping(by_a, sets, groups[order].reshape(len(sets), c), member[at], rank[at], inverse.reshape(-1) % width)
+
+
+def grouped_spread(out: np.ndarray, groups: Grouping) -> np.ndarray:
+    """acc (rows, N', I, J) of the grouped products `out` (`contract_blas._grouped_products`):
+    each row's own pair's block."""
+    (n_sets, width), c = groups.sets.shape, groups.own_of.shape[1]
+    nn = out.shape[1]
+    blocks = out.reshape(n_sets, nn, c, out.shape[2] // c, width, out.shape[3] // width)
+    picked = blocks[groups.row_set, :, groups.row_rank, :, groups.row_slot, :]
+    return picked if groups.by_a else picked.swapaxes(-1, -2)  # (rows, N', I, J)
+
+
+def placed(acc: np.ndarray, dest: np.ndarray, cells: int) -> np.ndarray:
+    """(rows, cells): `contract_jit.place` of acc (rows, N', I, J) moved to (rows, I, J, N'),
+    a -0 BLAS left made the chip's +0. When `dest` is a permutation of the cells, one take
+    straight from acc's own order (the move, the broadcast over Z and the placing in one
+    pass; the index found once per `dest`). A strided view read in place of the take when
+    the permutation is affine measured slower: its inner runs are a lane's 8-16 cells."""
+    found = _SOURCES.get(dest)
+    if found is None:
+        found = _SOURCES.put(dest, _source_cells(dest, cells))
+    if found[0] != cells or found[1] is None:
+        out = contract_jit.place(np.moveaxis(acc, 1, 3), dest, cells)
+    else:
+        out = np.take(acc.reshape(acc.shape[0], -1), found[1], axis=1)
+    np.add(out, np.float32(0), out=out)
+    return out
+
+
+def _source_cells(dest: np.ndarray, cells: int) -> tuple[int, np.ndarray | None]:
+    """(cells, the offset in an (N', I, J) block of the value each result cell receives), or
+    (cells, None) when `dest` (I, J, N', Z) is not a permutation of the cells."""
+    inverse = contract_jit.inverse_cells(dest, cells)
+    if inverse is None:
+        return cells, None
+    ni, nj, nn, nz = dest.shape
+    i, j, n = np.unravel_index(inverse // nz, (ni, nj, nn))
+    return cells, (n * ni + i) * nj + j
