@@ -287,8 +287,8 @@ def _gather_groups(distinct: np.ndarray, groups: list, views: list, helds: list,
         if sparse:
             stored = np.unique(helds[k]) - int(sel[0])
             at[stored] = source[which[stored]]
-        else:
-            np.take(source, which, axis=0, out=at)
+        else:    # the distinct rows in order first (a transposed view copies element by element), then
+            np.take(np.ascontiguousarray(source), which, axis=0, out=at, mode="clip")   # whole rows, unbuffered
 
 
 def _exact_reader(op: Any) -> bool:
@@ -389,13 +389,16 @@ def _switch_rows(op: Any, values: np.ndarray, rows: Rows, mem: Memory,
     found = None if lazy is None else lazy(op, values, rows, mem.scratch)
     if found is None:
         return None
-    cells, held, out_rows = found
+    cells, held, alias, out_rows = found
+    if padded(op.output_type.time, op.output_type.packet):   # padding zeroed after the switch: steps may differ
+        alias = None
     steps = cells.shape[1]
     flit = 8 * mem.target.constants.FLIT_BYTES // mem.target.bits_of(op.element_type.dtype)
     _check_collect(op, steps, flit)
     shape = (out_rows.count, steps * op.flits_per_packet, flit)
     zero_pad(cells.reshape(shape), op.output_type.time, op.output_type.packet)
-    return Repeated(cells.reshape(out_rows.count, steps, op.flits_per_packet, flit), shape, held, True), out_rows
+    held_ = Repeated(cells.reshape(out_rows.count, steps, op.flits_per_packet, flit), shape, held, True, alias)
+    return held_, out_rows
 
 
 @executes("feed_buffer")

@@ -50,10 +50,11 @@ def _packet_map(op: Any) -> np.ndarray:
 
 
 @per_record
-def _plan(op: Any, rows: Rows) -> tuple[Rows, np.ndarray, np.ndarray, np.ndarray] | None:
+def _plan(op: Any, rows: Rows) -> tuple[Rows, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None] | None:
     """(the output rows, each one's stored row `held`, the stored rows, the input packet of
-    every step of each stored row as an index into the input rows' packets (-1: zero)) of
-    the switch of `op` on a stream living on `rows`; None when too few rows repeat."""
+    every step of each stored row as an index into the input rows' packets (-1: zero), each
+    step's first step holding the same packets in every row, None when no two do) of the
+    switch of `op` on a stream living on `rows`; None when too few rows repeat."""
     route, fetch = op.switch, op.fetched_type()
     moved = _packet_map(op)
     _, cls = np.unique(moved, axis=0, return_inverse=True)   # slices with equal map rows hold equal packets
@@ -76,15 +77,20 @@ def _plan(op: Any, rows: Rows) -> tuple[Rows, np.ndarray, np.ndarray, np.ndarray
     stored = np.flatnonzero(held == np.arange(out_rows.count))
     if stored.size * MIN_COPIES > out_rows.count:
         return None
-    return out_rows, held, stored, np.concatenate(sources)
+    source = np.concatenate(sources)
+    _, first, inverse = np.unique(source, axis=1, return_index=True, return_inverse=True)
+    alias = first[inverse.reshape(-1)] if first.size < source.shape[1] else None   # steps holding equal packets
+    return out_rows, held, stored, source, alias
 
 
 @register("switch_rows")
-def switch_rows(op: Any, values: np.ndarray, rows: Rows, scratch: Any) -> tuple[np.ndarray, np.ndarray, Rows] | None:
+def switch_rows(op: Any, values: np.ndarray, rows: Rows,
+                scratch: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, Rows] | None:
     """The switch of `op` on `values` (rows, steps, packet elements) living on `rows`, with
     only its distinct rows stored: (the switched stream (output rows, switched steps,
-    elements) of which only the rows `held` names are written, `held`, the output rows), or
-    None (the plain switch runs). `scratch(shape, dtype)` gives the run an array to fill."""
+    elements) of which only the rows `held` names are written, `held`, each step's first
+    step with the same packets (None: none repeats), the output rows), or None (the plain
+    switch runs). `scratch(shape, dtype)` gives the run an array to fill."""
     fetch = op.fetched_type()
     if values.ndim != 3 or values.shape[1] != fetch.time.size or op.switch.out_slice.size != fetch.slice.size:
         return None
@@ -94,7 +100,7 @@ def switch_rows(op: Any, values: np.ndarray, rows: Rows, scratch: Any) -> tuple[
         return None
     if plan is None:
         return None
-    out_rows, held, stored, source = plan
+    out_rows, held, stored, source, alias = plan
     packets = np.ascontiguousarray(values).reshape(-1, values.shape[2])
     out = scratch((out_rows.count, source.shape[1], values.shape[2]), values.dtype)
     for row, index in zip(stored.tolist(), source):
@@ -107,4 +113,4 @@ def switch_rows(op: Any, values: np.ndarray, rows: Rows, scratch: Any) -> tuple[
     if mask.any():
         for row in stored.tolist():
             np.copyto(out[row], values.dtype.type(0), where=mask)
-    return out, held, out_rows
+    return out, held, alias, out_rows
