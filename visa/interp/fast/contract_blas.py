@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from visa.interp.operands import widen_codes
+from visa.interp.trf import _stepped   # rows every n-th: a view, not a copy
 
 __all__ = ["unit", "codes_range", "no_rounding", "pairs", "gathered", "contract", "weights_range"]
 
@@ -127,15 +128,6 @@ def gathered(packets: np.ndarray, stored: np.ndarray, sstep: np.ndarray, tread: 
                 a.reshape(*a.shape[:2], -1, g)[:, tpad[reps]] = 0   # skipped steps: +0 products, exact
             parts.append((j, group, a))
     return parts, codes_range(*(a for *_, a in parts))
-
-
-def _stepped(index: np.ndarray) -> slice | np.ndarray:
-    """`index` as a slice when it is every step-th position in order (a view, not a copy)."""
-    if index.size > 1 and index[1] > index[0]:
-        step = int(index[1] - index[0])
-        if np.array_equal(index, index[0] + step * np.arange(index.size)):
-            return slice(int(index[0]), int(index[-1]) + 1, step)
-    return slice(int(index[0]), int(index[0]) + 1) if index.size == 1 else index
 
 
 def contract(parts: list, h_of: np.ndarray, wt: np.ndarray, which: np.ndarray, tread: np.ndarray, rr: int, g: int,
