@@ -111,6 +111,7 @@ def test_matmuls_only_when_no_sum_can_round(monkeypatch: pytest.MonkeyPatch, int
     """Small integers: every sum exact, the matmuls run; full significands: a sum may round,
     the exact kernel runs. The bits are the plain interpreter's and the cpu backend's."""
     monkeypatch.setenv(contract_jit.ENV, "1")
+    monkeypatch.setattr(contract_blas, "MIN_TERMS", 0)      # the small kernel's sums of 64 products too
     ran = _spy(monkeypatch, contract_blas, "contract")
     arrays, _, _ = _arrays(integers)
     got = _interp(arrays)
@@ -123,6 +124,7 @@ def test_a_zero_sum_is_plus_zero(monkeypatch: pytest.MonkeyPatch) -> None:
     """A row of a all -0: each of its products is -0, their sum +0 on the chip (its sums
     start from +0), where a matmul may leave -0."""
     monkeypatch.setenv(contract_jit.ENV, "1")
+    monkeypatch.setattr(contract_blas, "MIN_TERMS", 0)      # the small kernel's sums of 64 products too
     ran = _spy(monkeypatch, contract_blas, "contract")
     arrays, w, a = _arrays(integers=True)
     arrays[1][5] = -0.0

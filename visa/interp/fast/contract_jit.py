@@ -328,7 +328,8 @@ def run_float(plan: Plan, stream: np.ndarray | Repeated, outer: Any, trf: Any, r
     paired = (plan.outer_pad is None and plan.reduce_pad is None and plan.lanes == trf.lanes == jit_exact.LANES
               and plan.g in jit_exact.TREES and all(o + plan.g <= plan.read_elems for o in wofs0))
     known = getattr(stream, "held", None)
-    if known is not None and paired and packets.dtype == np.uint16 and outer.weight_type.name == "BF16":
+    if (known is not None and paired and packets.dtype == np.uint16 and outer.weight_type.name == "BF16"
+            and plan.g * math.prod(plan.digits_summed()) >= contract_blas.MIN_TERMS):
         found = _by_blas(plan, packets, known, (sstep, tread, tpad, n_cols), outer, trf, rows, mem)
         if found is not None:
             return found
