@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ir.switch.semantics import switch_data
+from tu_ops.feed_lift import fetched_type
 from visa.interp.rows import Rows
 from visa.interp.shortcuts import per_record, register
 from visa.interp.values import pad_mask
@@ -37,11 +38,10 @@ MIN_COPIES = 2
 """The fewest output rows per stored row (on average) for the switch to be held by its rows."""
 
 
-def _packet_map(op: Any) -> np.ndarray:
+def _packet_map(route: Any, fetch: Any) -> np.ndarray:
     """map[s', t']: the input packet `s * T + t` (slice s, step t of one ring) that output
     slice s' holds at step t', -1 where it holds none (a custom broadcast's empty slots) or
     where the switched Time is padding (those steps are zero)."""
-    route, fetch = op.switch, op.fetched_type()
     ids = np.arange(fetch.slice.size * fetch.time.size, dtype=np.int64).reshape(fetch.slice.size, fetch.time.size, 1)
     moved = switch_data(ids, fetch.slice, fetch.time, route.out_slice, route.out_time, route.variant(), fill=-1)
     moved = np.ascontiguousarray(moved[..., 0])
@@ -50,13 +50,15 @@ def _packet_map(op: Any) -> np.ndarray:
 
 
 @per_record
-def _plan(op: Any, rows: Rows) -> tuple[Rows, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None] | None:
+def _plan(route: Any, input_type: Any, lift: Any,
+          rows: Rows) -> tuple[Rows, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None] | None:
     """(the output rows, each one's stored row `held`, the stored rows, the input packet of
     every step of each stored row as an index into the input rows' packets (-1: zero), each
     step's first step holding the same packets in every row, None when no two do) of the
-    switch of `op` on a stream living on `rows`; None when too few rows repeat."""
-    route, fetch = op.switch, op.fetched_type()
-    moved = _packet_map(op)
+    switch `route` of a feed (its `input_type` and `lift`: what a feed tiled at a runtime
+    start keeps as it moves) on a stream living on `rows`; None when too few rows repeat."""
+    fetch = fetched_type(input_type, lift)
+    moved = _packet_map(route, fetch)
     _, cls = np.unique(moved, axis=0, return_inverse=True)   # slices with equal map rows hold equal packets
     cls = cls.reshape(-1)
     out_rows = Rows((fetch.chip, fetch.cluster, route.out_slice))
@@ -95,7 +97,7 @@ def switch_rows(op: Any, values: np.ndarray, rows: Rows,
     if values.ndim != 3 or values.shape[1] != fetch.time.size or op.switch.out_slice.size != fetch.slice.size:
         return None
     try:
-        plan = _plan(op, rows)
+        plan = _plan(op.switch, op.input_type, op.lift, rows)
     except (ValueError, TypeError, IndexError):   # the plain switch reports what it cannot route
         return None
     if plan is None:
