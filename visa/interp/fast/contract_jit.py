@@ -302,6 +302,8 @@ def _by_blas(plan: Plan, packets: np.ndarray, held: np.ndarray, slots: tuple, ou
     distinct TRF operands and the codes prove no sum rounds; else None."""
     sstep, tread, tpad, n_cols = slots
     stored = np.flatnonzero(held == np.arange(held.size))
+    if 2 * stored.size > held.size:    # most rows their own stream: they cannot share the pairs' products
+        return None
     parts, s_range = contract_blas.gathered(packets, stored, sstep, tread, tpad, plan.g, n_cols)
     if s_range is None:
         return None
