@@ -287,8 +287,8 @@ def _gather_groups(distinct: np.ndarray, groups: list, views: list, helds: list,
         if sparse:
             stored = np.unique(helds[k]) - int(sel[0])
             at[stored] = source[which[stored]]
-        else:
-            np.take(source, which, axis=0, out=at)
+        else:    # the distinct rows in order first (a transposed view copies element by element), then
+            np.take(np.ascontiguousarray(source), which, axis=0, out=at, mode="clip")   # whole rows, unbuffered
 
 
 def _exact_reader(op: Any) -> bool:
@@ -355,11 +355,14 @@ def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np
     if op.mask is not None:  # the Fetch Adapter's mask (ir.fetch_mask)
         zero_padding(values, _mask_pad(op))
     values = convert_chain(values, op, target)
-    if op.switch is not None:
-        values, rows = run_switch(op, values, rows)
-        steps = values.shape[1]
     flit = 8 * target.constants.FLIT_BYTES // target.bits_of(op.element_type.dtype)
     nflits = op.flits_per_packet
+    if op.switch is not None:
+        held = _switch_rows(op, values, rows, mem, nflits * flit == elems)
+        if held is not None:
+            return held
+        values, rows = run_switch(op, values, rows)
+        steps = values.shape[1]
     _check_collect(op, steps, flit)
     if nflits * flit == elems:   # the packets fill their flits: collect is a reshape
         collected = np.ascontiguousarray(values).reshape(rows.count, steps * nflits, flit)
@@ -374,6 +377,28 @@ def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np
         collected[:, :, :elems] = values
         collected = collected.reshape(rows.count, steps * nflits, flit)
     return zero_pad(collected, op.output_type.time, op.output_type.packet), rows
+
+
+def _switch_rows(op: Any, values: np.ndarray, rows: Rows, mem: Memory,
+                 whole: bool) -> tuple[Repeated, Rows] | None:
+    """The switched, collected stream held as its distinct rows (a sparse `Repeated`: the
+    other rows name the one they repeat) and its rows, when a shortcut holds the switch so
+    (visa/interp/fast/switch_rows.py) and the packets fill their flits (`whole`: collect is
+    a reshape); None otherwise (the switch is written out)."""
+    lazy = shortcuts.shortcut("switch_rows") if whole else None
+    found = None if lazy is None else lazy(op, values, rows, mem.scratch)
+    if found is None:
+        return None
+    cells, held, alias, out_rows = found
+    if padded(op.output_type.time, op.output_type.packet):   # padding zeroed after the switch: steps may differ
+        alias = None
+    steps = cells.shape[1]
+    flit = 8 * mem.target.constants.FLIT_BYTES // mem.target.bits_of(op.element_type.dtype)
+    _check_collect(op, steps, flit)
+    shape = (out_rows.count, steps * op.flits_per_packet, flit)
+    zero_pad(cells.reshape(shape), op.output_type.time, op.output_type.packet)
+    held_ = Repeated(cells.reshape(out_rows.count, steps, op.flits_per_packet, flit), shape, held, True, alias)
+    return held_, out_rows
 
 
 @executes("feed_buffer")

@@ -5,7 +5,9 @@ between slices. The interpreter lays every ring out as `x[slice, time, packet]` 
 input Slice (slices the program's space marks as padding hold zeros), applies the one data
 movement both backends share (`ir.switch.semantics.switch_data`), and keeps the rows that
 are live in the switch's `out_slice`: from here on the program runs on those rows.
-Output positions that the switched Time marks as padding are zero.
+Output positions that the switched Time marks as padding are zero. (With the speed
+machinery on, a broadcast is held by its distinct rows instead, `feed._switch_rows`: the
+same values, written out for any reader that asks.)
 
 The `inter_slice_reduce` record lays each (chip, cluster) ring out the same way (slices the
 program does not run hold zeros and are padding of the input, so never read) and folds it

@@ -14,4 +14,4 @@ itself on a hook of visa/interp/shortcuts.py, which the plain code asks by name.
 this package registers them all (visa/interp/__init__.py does).
 """
 
-from visa.interp.fast import copies, lazy, memo, unary  # noqa: F401 - each registers its shortcuts
+from visa.interp.fast import copies, lazy, memo, switch_rows, unary  # noqa: F401 - each registers its shortcuts

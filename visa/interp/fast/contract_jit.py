@@ -41,6 +41,7 @@ from ir.exact_kernels import compile as kernels_compile
 from ir.exact_kernels import sums, tiles
 from ir.exact_kernels.compile import JIT_MIN
 from ir.exact_kernels.tiles import leaf_order
+from visa.interp.fast import contract_blas
 from visa.interp.fast import contract_jit_exact as jit_exact
 from visa.interp.fast import contract_jit_scan as jit_scan
 from visa.interp.fast import contract_jit_tiles as jit_tiles
@@ -62,6 +63,7 @@ _NO_CODES = np.zeros((0, 0), np.uint16)
 _NO_SHIFTS = np.zeros(0, np.bool_)
 _NO_WEIGHTS = np.zeros((1, 1, 16), np.float32)
 _NO_SCAN = np.zeros(0, np.int64)
+_NO_OFFS = np.zeros(0, np.int64)
 
 
 # ---- the kernels (plain Python; `_compiled` compiles them) ---------------------------------
@@ -285,10 +287,36 @@ def _stream_rows(stream: np.ndarray | Repeated, q: int, n_rows: int) -> tuple[np
         else:
             loops = np.arange(math.prod(held.shape[1:-2]), dtype=np.int64).reshape(held.shape[1:-2])
             first = np.broadcast_to(loops, full.shape[1:-2]).reshape(-1) * packet  # every fed packet's copy
+            if stream.alias is not None:        # steps known to repeat others: read those
+                first = first[stream.alias]
             part = np.arange(packet // q, dtype=np.int64) * q
             return _rows_of(held, n_rows), (first[:, None] + part).reshape(-1)
     codes = np.ascontiguousarray(stream.reshape(n_rows, -1))
     return codes, np.arange(codes.shape[1] // q, dtype=np.int64) * q
+
+
+def _by_blas(plan: Plan, packets: np.ndarray, held: np.ndarray, slots: tuple, outer: Any, trf: Any, rows: Any,
+             mem: Any) -> np.ndarray | None:
+    """The accumulators by float32 matmuls (`contract_blas`) of a bf16 stream whose repeated
+    rows are known (`held`) and bf16 weights, when every distinct stream row meets most
+    distinct TRF operands and the codes prove no sum rounds; else None."""
+    sstep, tread, tpad, n_cols = slots
+    stored = np.flatnonzero(held == np.arange(held.size))
+    if 2 * stored.size > held.size:    # most rows their own stream: they cannot share the pairs' products
+        return None
+    parts, s_range = contract_blas.gathered(packets, stored, sstep, tread, tpad, plan.g, n_cols)
+    if s_range is None:
+        return None
+    n_w = (int(tread.max()) + 1) * plan.read_elems
+    wt, which, _ = _weight_operand(outer, trf, rows, mem, n_w, _NO_OFFS)
+    w_range = contract_blas.weights_range(wt)
+    h_of = np.searchsorted(stored, held)
+    terms = plan.g * math.prod(plan.digits_summed())
+    if (w_range is None or not contract_blas.no_rounding(s_range, w_range, terms)
+            or not contract_blas.pairs(h_of, which, stored.size, wt.shape[0])):
+        return None
+    out = np.zeros((rows.count, plan.lanes, plan.slots, plan.out_cols), np.float32)
+    return contract_blas.contract(parts, h_of, wt, which, tread, plan.read_elems, plan.g, out)
 
 
 def run_float(plan: Plan, stream: np.ndarray | Repeated, outer: Any, trf: Any, rows: Any, mem: Any) -> np.ndarray:
@@ -301,10 +329,16 @@ def run_float(plan: Plan, stream: np.ndarray | Repeated, outer: Any, trf: Any, r
     wofs0 = np.array([j * plan.g % plan.read_elems for j in range(n_cols)], np.int64)
     paired = (plan.outer_pad is None and plan.reduce_pad is None and plan.lanes == trf.lanes == jit_exact.LANES
               and plan.g in jit_exact.TREES and all(o + plan.g <= plan.read_elems for o in wofs0))
+    known = getattr(stream, "held", None)
+    if (known is not None and paired and packets.dtype == np.uint16 and outer.weight_type.name == "BF16"
+            and plan.g * math.prod(plan.digits_summed()) >= contract_blas.MIN_TERMS):
+        found = _by_blas(plan, packets, known, (sstep, tread, tpad, n_cols), outer, trf, rows, mem)
+        if found is not None:
+            return found
     pairs, shifts = jit_exact.slot_pairs(sstep, tread, tpad) if paired else (None, [])
     quads = jit_tiles.slot_quads(pairs, tread, tpad) if paired else _NO_QUADS
     n_w, woffs = (int(tread.max()) + 1) * plan.read_elems, np.array(shifts, np.int64) * plan.read_elems
-    speculate = quads.shape[0] > 0 and packets.dtype == np.uint16 and getattr(stream, "held", None) is None
+    speculate = quads.shape[0] > 0 and packets.dtype == np.uint16 and known is None
     wt, which, w_range = _weight_operand(outer, trf, rows, mem, n_w, woffs, quads.shape[0] > 0, speculate)
     terms = plan.g * math.prod(plan.digits_summed())
     out = np.zeros((rows.count, plan.lanes, plan.slots, plan.out_cols), np.float32)

@@ -27,7 +27,7 @@ class Repeated(Held):
     KIND = "repeated"
 
     def __init__(self, factored: np.ndarray, shape: tuple[int, int, int], held: np.ndarray | None = None,
-                 sparse: bool = False) -> None:
+                 sparse: bool = False, alias: np.ndarray | None = None) -> None:
         self.factored = factored
         self.shape = shape
         self.dtype = factored.dtype
@@ -37,6 +37,9 @@ class Repeated(Held):
         self.sparse = sparse
         """Only the rows `held` names (held[r] == r) are stored in `factored`; every other row
         is read from its held row (the contraction's exact kernel does so)."""
+        self.alias = alias
+        """For a `factored` of one time loop: each step's first step holding the same packets
+        in every row (a switch broadcast's repeats, `visa.interp.fast.switch_rows`), or None."""
 
     def materialize(self) -> np.ndarray:
         """The stream written out, every copy of every packet."""

@@ -1,0 +1,159 @@
+"""A bf16 contraction whose sums provably never round, by float32 matmuls (a speed shortcut of
+the compiled float contraction, `visa.interp.fast.contract_jit`; issue 61 item 2).
+
+The chip rounds every product and partial sum of a float contraction to float32 in its own
+order (docs/numerics.md). When no rounding can happen at all, every order gives the same
+bits, the exact sum's, so a BLAS matmul gives them too. `no_rounding` decides it from the
+operands' codes: a nonzero normal bf16 value is a multiple of its unit (the largest power
+of two dividing it); when every stream value is a multiple of 2^us and every weight of
+2^uw, every product and every sum of them, in any order, is a multiple of 2^(us + uw); a
+multiple of 2^u no larger than 2^(u + 24) in magnitude is a float32 exactly, a normal one
+when u >= -126. So when `terms` times the largest magnitudes stays within 2^(us + uw + 24)
+(and below 2^127), nothing rounds, flushes or overflows. The unit bound `unit` is the
+smallest exponent present plus the fewest trailing zeros of any significand (of the OR of
+them all): never above the true one. A zero sum is +0 on the chip (its sums start from +0);
+a matmul may leave -0, so +0 is added to every result. NaN, infinities and subnormal codes
+are left to the exact kernels, as are padded products and columns.
+
+The contraction's plan reads, for row r, slot kk and output column j, stream element
+`sstep[kk, t] + j g + k` and TRF element `tread[kk, t] rr + (j g + k) mod rr` (every lane)
+at step t and leaf k. Slots whose TRF reads are the same (`tread` rows equal) make one
+class: for each class the stream elements of every distinct stream row (the `held` ones)
+are gathered into A (distinct rows x slots of the class, steps x leaves), the TRF elements
+of every distinct TRF operand into B (steps x leaves, operands x lanes), and A @ B holds
+every pair of them; each row takes its pair. Used only when the rows use at least half the
+pairs (a GEMM broadcast: every distinct stream row meets every distinct TRF operand), and
+for sums of at least `MIN_TERMS` products.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from visa.interp.operands import widen_codes
+from visa.interp.trf import _stepped   # rows every n-th: a view, not a copy
+
+__all__ = ["MIN_TERMS", "unit", "codes_range", "no_rounding", "pairs", "gathered", "contract", "weights_range"]
+
+MIN_TERMS = 512
+"""The fewest products a result sums for the matmuls to run: with fewer, placing the results
+costs more than the exact kernel's sums (drawn bf16 GEMMs, contraction step, exact kernel ->
+matmuls: K 512: 23 -> 7 ms and 29 -> 18 ms; K 256: 6.5 -> 9.4 ms; K 128: 4.2 -> 8.1 ms and
+16 -> 13 ms)."""
+
+
+def unit(low: int, ors: int) -> int:
+    """A lower bound of the unit exponent of nonzero bf16 magnitude codes whose smallest is
+    `low` and whose significand bits OR to `ors`."""
+    frac = (ors & 0x7F) | 0x80
+    return (low >> 7) + (frac & -frac).bit_length() - 1 - 134
+
+
+def codes_range(*parts: np.ndarray) -> tuple[int, int] | None:
+    """(largest magnitude code, `unit`) of the bf16 codes of `parts` (uint16); None when
+    every one is a zero or one is NaN, an infinity or a subnormal."""
+    top, low, ors = 0, 0x8000, 0
+    for part in parts:
+        mags = np.bitwise_and(part.reshape(-1), np.uint16(0x7FFF))
+        top = max(top, int(mags.max(initial=0)))
+        ors |= int(np.bitwise_or.reduce(mags))
+        low = min(low, int(np.subtract(mags, np.uint16(1), out=mags).min(initial=0x7FFF)) + 1)  # a zero wraps
+    if top == 0 or top >= 0x7F80 or low < 0x80:
+        return None
+    return top, unit(low, ors)
+
+
+def no_rounding(s: tuple[int, int], w: tuple[int, int], terms: int) -> bool:
+    """True when sums of at most `terms` products of values of the ranges `s` and `w`
+    (`codes_range`) are float32 numbers, normal or zero, in any order."""
+    low = s[1] + w[1]
+    top = _value(s[0]) * _value(w[0]) * terms
+    return low >= -126 and top <= 2.0 ** (low + 24) and top < 2.0 ** 127
+
+
+def _value(code: int) -> float:
+    return float(np.array(code << 16, np.uint32).view(np.float32))
+
+
+def weights_range(wt: np.ndarray) -> tuple[int, int] | None:
+    """`codes_range` of widened bf16 values `wt` (float32: each a code shifted 16 bits up)."""
+    return codes_range(np.right_shift(wt.view(np.uint32), np.uint32(16)).astype(np.uint16))
+
+
+def pairs(h_of: np.ndarray, which: np.ndarray, n_h: int, n_w: int) -> bool:
+    """Whether the rows (stream row h_of[r], TRF operand which[r]) use at least half of the
+    n_h x n_w pairs the class matmuls compute."""
+    return 2 * np.unique(h_of * n_w + which).size >= n_h * n_w
+
+
+def _groups(sstep: np.ndarray, tread: np.ndarray, tpad: np.ndarray) -> list[tuple[np.ndarray, ...]]:
+    """The slots' matmul groups: (slots, each one's stream class among the group's, a slot of
+    each stream class, each one's TRF class, a slot of each TRF class). Slots whose stream
+    reads (`sstep`, and skipped steps) are the same share a stream class, those whose TRF
+    reads are the same a TRF class; one group of every slot when the classes' pairs are at
+    most twice the slots (a GEMM: the stream classes of a column meet every TRF class), else
+    one group per TRF class."""
+    key = np.concatenate([sstep, tpad.astype(np.int64)], axis=1) if tpad.shape[0] else sstep
+    s_first, sc = _classes(key)
+    t_first, tc = _classes(tread)
+    if s_first.size * t_first.size <= 2 * sc.size:
+        return [(np.arange(sc.size), sc, s_first, tc, t_first)]
+    groups = []
+    for c, rep in enumerate(t_first.tolist()):
+        slots = np.flatnonzero(tc == c)
+        groups.append((slots, np.arange(slots.size), slots, np.zeros(slots.size, np.int64), np.array([rep])))
+    return groups
+
+
+def _classes(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(a row of each class of equal rows of `table` (2-D integers), each row's class)."""
+    rows = np.ascontiguousarray(table)
+    whole = rows.view(np.dtype((np.void, rows.shape[1] * rows.itemsize))).reshape(-1)   # a row, one item
+    _, first, inverse = np.unique(whole, return_index=True, return_inverse=True)
+    return first, inverse.reshape(-1)
+
+
+def gathered(packets: np.ndarray, stored: np.ndarray, sstep: np.ndarray, tread: np.ndarray, tpad: np.ndarray,
+             g: int, n_cols: int) -> tuple[list, tuple[int, int] | None]:
+    """The stream operands of the matmuls (module docstring): per output column and group
+    of slots (`_groups`), (the column, the group, the codes A (distinct rows, stream
+    classes, steps x leaves)), and their `codes_range`. packets (rows, elements) the
+    stream's bf16 codes, rows `stored` the distinct ones; sstep / tread / tpad the plan's
+    slots (`contract_jit.run_float`)."""
+    src = packets[_stepped(stored)]
+    leaves = np.arange(g, dtype=np.int64)
+    parts = []
+    for group in _groups(sstep, tread, tpad):
+        reps = group[2]
+        for j in range(n_cols):
+            first = sstep[reps] + j * g                  # (stream classes, steps): each step's first element
+            if src.shape[1] % g == 0 and not (first % g).any():   # whole blocks of g: one copy each
+                a = np.take(src.reshape(src.shape[0], -1, g), first // g, axis=1).reshape(src.shape[0], reps.size, -1)
+            else:
+                a = src[:, (first[:, :, None] + leaves).reshape(reps.size, -1)]
+            if tpad.shape[0]:
+                a.reshape(*a.shape[:2], -1, g)[:, tpad[reps]] = 0   # skipped steps: +0 products, exact
+            parts.append((j, group, a))
+    return parts, codes_range(*(a for *_, a in parts))
+
+
+def contract(parts: list, h_of: np.ndarray, wt: np.ndarray, which: np.ndarray, tread: np.ndarray, rr: int, g: int,
+             out: np.ndarray) -> np.ndarray:
+    """out[row, lane, slot, column] (zeros on entry) from `gathered`'s parts: row r reads
+    distinct stream row h_of[r] and TRF operand wt[which[r]] (wt (operands, elements, lanes)
+    widened)."""
+    n_w, lanes = wt.shape[0], wt.shape[2]
+    leaves = np.arange(g, dtype=np.int64)
+    for j, (slots, sc, _, tc, t_reps), a in parts:
+        w_idx = (tread[t_reps][:, :, None] * rr + (j * g + leaves) % rr).reshape(t_reps.size, -1)
+        b = np.ascontiguousarray(wt[:, w_idx, :].transpose(2, 1, 0, 3)).reshape(w_idx.shape[1], -1)
+        res = (widen_codes(a).reshape(-1, w_idx.shape[1]) @ b).reshape(a.shape[0], a.shape[1], t_reps.size, n_w, lanes)
+        by_pair = res.transpose(0, 3, 1, 2, 4)[h_of, which]   # (rows, stream classes, TRF classes, lanes)
+        np.add(by_pair, np.float32(0), out=by_pair)            # a -0 sum is +0
+        at = sc * t_reps.size + tc                             # each slot among the classes' pairs
+        picked = by_pair.reshape(h_of.size, -1, lanes)
+        if at.size == picked.shape[1] and np.array_equal(at, np.arange(at.size)) and slots.size == out.shape[2]:
+            out[:, :, :, j] = picked.transpose(0, 2, 1)
+        else:
+            out[:, :, slots, j] = picked[:, at].transpose(0, 2, 1)
+    return out
