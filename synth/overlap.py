@@ -92,7 +92,8 @@ def tile_pieces(v: dict[str, Any], chain: list[str], store: list[str]) -> list[s
 def one_tile_pieces(v: dict[str, Any]) -> list[str]:
     """The calls of a kernel of one tile with its row block in pieces: every DMA before it
     (`w`'s block, the bias, the pieces, in that order on the DMA context), then the TRF load
-    and the bias's VRF load, then the tile. The DMAs go first so that none of their DM tensors
+    (on sub) and the bias's VRF load (on main, beside it: on sub it waited for the TRF load and
+    the first piece's contraction for it), then the tile. The DMAs go first so that none of their DM tensors
     reuses the DM of `w`'s block while the TRF load still reads it (the allocation gives a new
     tensor the lowest free address; a tensor is free after its last reader is issued, and the
     DMA would wait for that reader); the TRF load runs under the pieces' DMAs."""
