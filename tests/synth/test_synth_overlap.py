@@ -27,9 +27,11 @@ def test_pieces_are_offered_with_w_stationary_and_not_where_a_piece_cannot_be_cu
     # k in time blocks loads w per block inside the tile: not cut into pieces
     long_k = contraction(GEMM, dtype="i8:i32", sizes=dict(m=512, n=512, k=4096))
     assert not offered(long_k, dict(placement="64x4 of 8x128, k in 8 time blocks", trf="w", packet=32, pieces=2))
-    # a result padded along m inside the kernel (96 rows as one 128-row tile): no piece tile of m
+    # a result padded along m inside the kernel (96 rows as one 128-row tile): pieces of each slice's
+    # rows where the 96 rows are whole slices' rows (8 a slice), not where a slice's 64 would be cut
     padded = contraction(GEMM, dtype="i8:i32", sizes=dict(m=96, n=96, k=64))
-    assert not offered(padded, dict(placement="16x1 of 8x128, on 1/16 of the slices", trf="w", packet=32,
+    assert offered(padded, dict(placement="16x1 of 8x128, on 1/16 of the slices", trf="w", packet=32, pieces=2))
+    assert not offered(padded, dict(placement="2x1 of 64x128, on 1/128 of the slices", trf="w", packet=32,
                                     pieces=2))
     # a GEMV has its own layouts, and a space nothing fits offers no pieces to refuse again
     assert "pieces" not in points(contraction("y[m] = a[m,k] * x[k]", dtype="i8:i32", sizes=dict(m=512, k=64)))
@@ -49,6 +51,16 @@ def test_a_one_tile_kernel_in_pieces_loads_contracts_and_stores_each_piece() -> 
     point = dict(placement="16x1 of 8x128, on 1/16 of the slices, w by switch", trf="w", packet=32, pieces=2)
     text = source(spec, point)
     assert "for p in range(2)]" in text and "for p, result in enumerate(results):" in text
+    equals_numpy(spec, point)
+
+
+def test_a_result_padded_along_m_inside_the_kernel_streams_each_slices_rows_in_pieces() -> None:
+    # 72 rows padded to 96 by the spec, to a 128-row tile inside the kernel (`M # 128`): the piece
+    # tiles cut the views' own 96 rows, 32 a slice, into 16-row pieces; the idle slices get none
+    spec = contraction(GEMM, dtype="i8:i32", sizes=dict(m=72, n=64, k=32))
+    point = dict(placement="4x2 of 32x32, on 1/32 of the slices", trf="w", packet=32, pieces=2)
+    text = source(spec, point)
+    assert 'tile(m("M % 32 / 16"), 1, m("M / 32, 1 # 2, M % 16, K"), p)' in text and "M # 128 % 16" in text
     equals_numpy(spec, point)
 
 
