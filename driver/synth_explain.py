@@ -42,11 +42,13 @@ def demand(spec: Contraction) -> Demand:
     def nbytes(indices: tuple[str, ...], dtype: str) -> int:
         return math.prod(sizes[i] for i in indices) * _bytes(dtype)
     loads = [nbytes(idx, spec.dtype_in) for _, idx in spec.operands]
-    if spec.epilogue is not None and spec.epilogue.bias:
+    late = 0
+    if spec.epilogue is not None and spec.epilogue.bias:  # read by the epilogue only, after the contraction
         loads.append(nbytes((spec.epilogue.bias[1],), spec.dtype_out))
+        late = 1
     clusters, per_cluster = pe_space(spec.pe)
     return Demand(macs=math.prod(sizes.values()), bits=DType(spec.dtype_in).bits, slices=clusters * per_cluster,
-                  loads=loads, stores=[nbytes(spec.result[1], spec.result_dtype)], chips=spec.chips)
+                  loads=loads, stores=[nbytes(spec.result[1], spec.result_dtype)], chips=spec.chips, late_loads=late)
 
 
 def _rates(target: str) -> Any:

@@ -127,7 +127,7 @@ def gemm_names(spec: Any, p: dict[str, Any]) -> dict[str, Any]:
     M, N = v["M"], v["N"]
     v["S"], v["T"] = (M, N) if stationary_w else (N, M)      # streamed rows, stationary rows (the lanes)
     # the tile's streamed rows in pieces (synth/overlap.py), where the lever applies (else one)
-    v["pieces_n"] = p.get("pieces", 1) if pieces_ok(geo, p.get("pieces", 1), stationary_w, not v["i_step"],
+    v["pieces_n"] = p.get("pieces", 1) if pieces_ok(geo, p.get("pieces", 1), stationary_w, size[mi],
                                                      an in spec.device_transposed) else 1
     # two tiles a rolled loop body (synth/pairs.py), where the lever applies
     v["pair"] = bool(p.get("pair")) and pair_ok(geo, v["mt"], v["nt"], v["order"], v["reuse"], v["pieces_n"],

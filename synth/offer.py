@@ -75,7 +75,7 @@ def _pieces_offered(spec: Any, g: Geometry, pieces: int) -> bool:
     (synth/overlap.py pieces_ok, with `w` stationary)."""
     mi = next(i for i in spec.result[1] if i != spec.batch)
     a = next(name for name, idx in spec.operands if mi in idx)
-    return pieces_ok(g, pieces, True, spec.padded[mi] % g.tm != 0, a in spec.device_transposed)
+    return pieces_ok(g, pieces, True, spec.padded[mi], a in spec.device_transposed)
 
 
 def proxy_sizes(spec: Any, point: dict[str, Any]) -> dict[str, int]:

@@ -34,16 +34,18 @@ __all__ = ["PIECES", "a_pieces", "one_tile_pieces", "piece_tile", "pieces_ok", "
 PIECES = [1, 2]
 
 
-def pieces_ok(g: Any, pieces: int, stationary_w: bool, padded_m: bool, a_transposed: bool) -> bool:
+def pieces_ok(g: Any, pieces: int, stationary_w: bool, rows: int, a_transposed: bool) -> bool:
     """Whether geometry `g` may stream its row blocks in `pieces` pieces: `w` stationary (the
     pieces cut `a`'s rows), `k` not in time blocks (their tile loads `w` per block), at least
     two of a slice's rows per piece, `a` not transposed on the device (its load is a
     program of its own), not moved `a by switch` (synth/stream_switch.py moves `a` by its own
-    rule) and the result not padded along `m` inside the kernel (a piece tile cuts `m`'s
-    tile of the views)."""
+    rule) and the kernel's `rows` of `m` whole slices' rows: a result padded along `m`
+    inside the kernel (`M # 512`, 320 rows of 32 a slice) cuts the views' own rows into
+    pieces, the padding slices get none (piece_tile); of 64 rows a slice, 320 rows end inside
+    a slice's rows, and no tile of the view cuts them into whole pieces."""
     if pieces == 1:
         return True
-    return (stationary_w and g.tb == 1 and g.r % pieces == 0 and g.r // pieces >= 2 and not padded_m
+    return (stationary_w and g.tb == 1 and g.r % pieces == 0 and g.r // pieces >= 2 and rows % g.r == 0
             and not a_transposed and not g.a_switch)
 
 
@@ -52,6 +54,7 @@ def piece_tile(terms: list[str], at: int, X: str, r: int, pieces: int, write: bo
     `m` index's term at `at` ends in `X % TM`, the tile's rows): of each slice's `r` rows,
     the `r / pieces` rows of piece `p`."""
     rows = r // pieces
+    X = X.split(" #")[0]  # a result padded inside the kernel (`M # 512`): the view's own rows, whole slices of them
     mark = "#{!}" if write else "#"
     head, tm = terms[at].rsplit(", ", 1) if ", " in terms[at] else ("", terms[at])
     cut = f"{tm} / {r}, 1 {mark} {pieces}, {X} % {rows}"
@@ -92,7 +95,8 @@ def tile_pieces(v: dict[str, Any], chain: list[str], store: list[str]) -> list[s
 def one_tile_pieces(v: dict[str, Any]) -> list[str]:
     """The calls of a kernel of one tile with its row block in pieces: every DMA before it
     (`w`'s block, the bias, the pieces, in that order on the DMA context), then the TRF load
-    and the bias's VRF load, then the tile. The DMAs go first so that none of their DM tensors
+    (on sub) and the bias's VRF load (on main, beside it: on sub it waited for the TRF load and
+    the first piece's contraction for it), then the tile. The DMAs go first so that none of their DM tensors
     reuses the DM of `w`'s block while the TRF load still reads it (the allocation gives a new
     tensor the lowest free address; a tensor is free after its last reader is issued, and the
     DMA would wait for that reader); the TRF load runs under the pieces' DMAs."""

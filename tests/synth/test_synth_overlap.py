@@ -27,9 +27,11 @@ def test_pieces_are_offered_with_w_stationary_and_not_where_a_piece_cannot_be_cu
     # k in time blocks loads w per block inside the tile: not cut into pieces
     long_k = contraction(GEMM, dtype="i8:i32", sizes=dict(m=512, n=512, k=4096))
     assert not offered(long_k, dict(placement="64x4 of 8x128, k in 8 time blocks", trf="w", packet=32, pieces=2))
-    # a result padded along m inside the kernel (96 rows as one 128-row tile): no piece tile of m
+    # a result padded along m inside the kernel (96 rows as one 128-row tile): pieces of each slice's
+    # rows where the 96 rows are whole slices' rows (8 a slice), not where a slice's 64 would be cut
     padded = contraction(GEMM, dtype="i8:i32", sizes=dict(m=96, n=96, k=64))
-    assert not offered(padded, dict(placement="16x1 of 8x128, on 1/16 of the slices", trf="w", packet=32,
+    assert offered(padded, dict(placement="16x1 of 8x128, on 1/16 of the slices", trf="w", packet=32, pieces=2))
+    assert not offered(padded, dict(placement="2x1 of 64x128, on 1/128 of the slices", trf="w", packet=32,
                                     pieces=2))
     # a GEMV has its own layouts, and a space nothing fits offers no pieces to refuse again
     assert "pieces" not in points(contraction("y[m] = a[m,k] * x[k]", dtype="i8:i32", sizes=dict(m=512, k=64)))
@@ -52,11 +54,22 @@ def test_a_one_tile_kernel_in_pieces_loads_contracts_and_stores_each_piece() -> 
     equals_numpy(spec, point)
 
 
+def test_a_result_padded_along_m_inside_the_kernel_streams_each_slices_rows_in_pieces() -> None:
+    # 72 rows padded to 96 by the spec, to a 128-row tile inside the kernel (`M # 128`): the piece
+    # tiles cut the views' own 96 rows, 32 a slice, into 16-row pieces; the idle slices get none
+    spec = contraction(GEMM, dtype="i8:i32", sizes=dict(m=72, n=64, k=32))
+    point = dict(placement="4x2 of 32x32, on 1/32 of the slices", trf="w", packet=32, pieces=2)
+    text = source(spec, point)
+    assert 'tile(m("M % 32 / 16"), 1, m("M / 32, 1 # 2, M % 16, K"), p)' in text and "M # 128 % 16" in text
+    equals_numpy(spec, point)
+
+
 def test_a_bias_moves_before_the_pieces_and_loads_its_vrf_after_the_trf() -> None:
     spec = contraction(EPILOGUE, dtype="i8:i32", sizes=dict(m=128, n=128, k=64))
     point = dict(placement="16x1 of 8x128, on 1/16 of the slices, w by switch", trf="w", packet=32, pieces=2)
     text = source(spec, point)
     calls = [line.strip() for line in text.splitlines()[-6:]]
+    assert "return (ctx.main.begin(b_dm.view())" in text   # the VRF load on main, beside sub's TRF load
     assert calls == ["w_dm = w_block(0)", "b_dm = b_dm_block(0)", "a_dm = a_block(0)", "trf = stationary(w_dm)",
                      "b_blocks[0] = b_vrf_load(b_dm)", "tile(a_dm, trf, 0, 0)"]
     equals_numpy(spec, point)
@@ -77,8 +90,10 @@ def test_pieces_inside_rolled_tile_loops_equal_numpy(order: str) -> None:
     # (2,548 cycles), a (4,596), contraction (2,338) and store (4,596) one after another; in two
     # pieces the DMAs run back to back (two more start-ups) and the contractions hide under them
     (GEMM, dict(m=512, n=512, k=512), "64x4 of 8x128, w by switch", 16_078, 14_740),
-    # bench_synth.py's epilogue: the TRF load (1,314) runs under the bias's and pieces' DMAs
-    (EPILOGUE, dict(m=512, n=512, k=128), "64x2 of 8x256, on 1/2 of the slices, w by switch", 8_708, 8_118),
+    # bench_synth.py's epilogue: the TRF load (1,314) runs on sub under the bias's and pieces' DMAs,
+    # the bias's VRF load (322) on main beside it, before the first piece's contraction (on sub
+    # after the TRF load it was on the chain: 8,032)
+    (EPILOGUE, dict(m=512, n=512, k=128), "32x2 of 16x256, on 1/4 of the slices, w by switch", 9_010, 7_908),
 ])
 def test_two_pieces_overlap_the_dmas_with_the_contraction_in_the_model(einsum: str, sizes: dict[str, int],
                                                                       placement: str, one: int, two: int) -> None:

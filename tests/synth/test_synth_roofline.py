@@ -19,7 +19,7 @@ from driver.synth_explain import CLASSES, demand, spec_roofline
 from synth import contraction
 from tu_ops.target import for_chips, get_target
 from visa.schedule import builtin_rates, schedule_artifact
-from visa.schedule.bounds import Demand, roofline, work
+from visa.schedule.bounds import Demand, program_gap, roofline, work
 
 ROOT = Path(__file__).resolve().parents[2]
 GEMM = "out[m,n] = a[m,k] * w[n,k]"
@@ -34,11 +34,13 @@ def test_the_roofline_of_a_gemm_is_the_rates_files_arithmetic() -> None:
                                   stores=(1048576,))
     roof = spec_roofline(spec)
     got = {b.name: b.cycles for b in roof.bounds}
-    assert got["dma"] == 2000 + 3 * 500 + (32768 * 2 + 1048576) // 256
+    # and the gap: a program between the last load and the store (its 290-cycle start-up and
+    # the 64 cycles of MACs over main and sub, 32), fewer than one more command's 500
+    assert got["dma"] == 2000 + 3 * 500 + (32768 * 2 + 1048576) // 256 + 290 + 32
     # 512 MACs a cycle a slice (8 lanes x 64 i8), 512 slices: 64 cycles, in a 290-cycle program
     assert got["compute"] == 2000 + 500 + 290 + 64 + 500
     assert got["fetch"] == 2000 + 500 + 290 + 65536 // (32 * 512 * 2)
-    assert roof.binding.name == "dma" and roof.cycles == 7852
+    assert roof.binding.name == "dma" and roof.cycles == 8174
 
 
 def test_the_roofline_counts_the_given_sizes_a_chips_share_the_pe_and_the_bias() -> None:
@@ -49,6 +51,7 @@ def test_the_roofline_counts_the_given_sizes_a_chips_share_the_pe_and_the_bias()
     assert two.macs == 1024 * 512 * 128 and two.chips == 2 and two.stores == (1024 * 512 * 4,)
     epi = demand(contraction("q[m,n] = requant(a[m,k] * w[n,k] + b[n], 0.5)", sizes=dict(m=64, n=128, k=32)))
     assert epi.loads == (64 * 32, 128 * 32, 128 * 4) and epi.stores == (64 * 128,)   # i32 bias, i8 result
+    assert epi.late_loads == 1 and padded.late_loads == 0   # the bias is read after the contraction
     bf16 = roofline(RATES, Demand(macs=2 ** 20, bits=16, slices=256, loads=(), stores=()))
     assert {b.name: b.cycles for b in bf16.bounds}["compute"] == 2000 + 500 + 290 + 2 ** 20 // (256 * 256) + 500
 
@@ -58,10 +61,21 @@ def test_a_two_chip_roofline_moves_every_chips_bytes_on_the_one_dma_lane() -> No
     # DMA lane"): the bytes of both chips pass it, while the MACs and fetches split over the chips
     spec = contraction(GEMM, sizes=dict(m=1024, n=512, k=128), chips=2)
     got = {b.name: b.cycles for b in spec_roofline(spec, "rngd-2chip").bounds}
-    assert got["dma"] == 2000 + 3 * 500 + (1024 * 128 + 512 * 128 + 1024 * 512 * 4) // 256
+    assert got["dma"] == 2000 + 3 * 500 + (1024 * 128 + 512 * 128 + 1024 * 512 * 4) // 256 + 290 + 128 // 2
     # 512 i8 MACs a cycle on each of 512 slices a chip, two chips; main and sub fetch 32 B a cycle each
     assert got["compute"] == 2000 + 500 + 290 + 1024 * 512 * 128 // (512 * 512 * 2) + 500
     assert got["fetch"] == 2000 + 500 + 290 + (1024 * 128 + 512 * 128) // (32 * 2 * 512 * 2)
+
+
+def test_the_dma_bound_waits_on_a_program_or_pays_one_more_start_up() -> None:
+    # one command per tensor: the last load, then a program (290 start-up, half the MACs' cycles
+    # on main and sub), then the store; more commands: 500 more. The smaller of the two.
+    assert program_gap(500, 290, 64, 0) == 290 + 32
+    assert program_gap(500, 290, 1000, 0) == 500           # a long contraction: one more command is cheaper
+    assert program_gap(500, 290, 1000, 1) == 290           # a bias loaded last: only the epilogue's program
+    bias = roofline(RATES, Demand(macs=2 ** 20, bits=8, slices=256, loads=(1, 1, 1), stores=(1,), late_loads=1))
+    plain = roofline(RATES, Demand(macs=2 ** 20, bits=8, slices=256, loads=(1, 1, 1), stores=(1,)))
+    assert {b.name: b.cycles for b in plain.bounds}["dma"] - {b.name: b.cycles for b in bias.bounds}["dma"] == 4
 
 
 SPECS = [

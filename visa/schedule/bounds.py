@@ -16,7 +16,10 @@ copy of a machine number):
   bytes (tu_ops/dma_cost.py; docs/tuning.md "Why one DMA lane"). However the kernel shares
   the work between the chips, each operand byte must reach the DM of some chip and each
   result byte leave some chip's DM, so the whole contraction's bytes pass the one lane:
-  the bound counts them all, not a chip's share;
+  the bound counts them all, not a chip's share. To that the bound adds `gap`, the least
+  time the DMA context waits on a program (`program_gap`): a kernel that moves each tensor
+  in one command (the fewest) cannot start its store before a program has read the last
+  load's bytes and computed from them, and a kernel of more commands pays a start-up more;
 - `fetch`: every operand byte is fetched from DM once at the least (into the TRF or as
   the stream), by the slices at the fetch rate, main and sub fetching at once, inside a
   program, after a DMA loaded it.
@@ -44,7 +47,7 @@ if TYPE_CHECKING:
     from tu_ops.program import LoweredKernel
     from tu_ops.target import Target
 
-__all__ = ["Demand", "KINDS", "Roofline", "Work", "roofline", "work"]
+__all__ = ["Demand", "KINDS", "Roofline", "Work", "program_gap", "roofline", "work"]
 
 
 @attrs.frozen
@@ -59,6 +62,7 @@ class Demand:
     loads: tuple[int, ...] = attrs.field(converter=tuple)
     stores: tuple[int, ...] = attrs.field(converter=tuple)
     chips: int = 1
+    late_loads: int = 0     # the last loads only the epilogue reads, after the contraction (a bias)
 
 
 @attrs.frozen
@@ -80,6 +84,25 @@ def _ceil(a: float, b: float) -> int:
     return int(-(-a // b)) if a > 0 else 0
 
 
+def program_gap(dma_start: int, prog_start: int, mac_cycles: int, late_loads: int) -> int:
+    """The fewest cycles the DMA context of any kernel spends beyond its DMAs' own: its
+    start-ups and movement (`dma`) are those of one command per tensor at the least.
+
+    - A kernel of exactly one command per tensor loads each operand whole in one DMA and
+      stores the result in one. A program that reads a loaded tensor starts after that DMA
+      ends (a tensor is written when its DMA ends), and the store starts after the programs
+      that computed the result, which read (through the TRF and the stream) the bytes of
+      every load, the last included. So between the end of the last load and the start of
+      the store the DMA context has nothing to move while at least one program runs:
+      `prog_start` cycles at the least. When the last load is one of the contraction's
+      operands (no `late_loads`), every contraction program reads it, so all the MACs run
+      there, on at most the main and the sub contexts at once: `ceil(mac_cycles / 2)` more.
+    - A kernel of more commands pays `dma_start` for each one more.
+    The smaller of the two is the gap every kernel pays."""
+    after = prog_start + (_ceil(mac_cycles, 2) if not late_loads else 0)
+    return min(dma_start, after)
+
+
 def roofline(rates: Rates, c: Demand) -> Roofline:
     """The lower bounds of every kernel of `c` (the module docstring)."""
     launch = launch_cycles(rates)
@@ -95,6 +118,7 @@ def roofline(rates: Rates, c: Demand) -> Roofline:
               "DM": rates("dm", "chip_bytes_per_cycle")}
     slowest = min(movers, key=lambda k: movers[k])
     commands = len(c.loads) + len(c.stores)
+    gap = program_gap(dma_start, prog_start, mac_cycles, c.late_loads)
     fetch_rate = rates("tensor_unit", "fetch_bytes_per_cycle") * slices * 2  # main and sub contexts
     fetched = sum(c.loads)
     return Roofline((
@@ -102,10 +126,11 @@ def roofline(rates: Rates, c: Demand) -> Roofline:
               f"{c.macs:,} MACs at {peak} per cycle on each of {slices} slices: {mac_cycles:,} cycles, in a program "
               f"(start-up {prog_start}) between a DMA load and a DMA store (start-up {dma_start} each), "
               f"after the {launch}-cycle launch"),
-        Bound("dma", launch + commands * dma_start + _ceil(moved, movers[slowest]),
+        Bound("dma", launch + commands * dma_start + _ceil(moved, movers[slowest]) + gap,
               f"{moved:,} bytes between HBM and DM at {slowest}'s {movers[slowest]:g} B per cycle: "
               f"{_ceil(moved, movers[slowest]):,} cycles, {commands} DMA commands' start-ups ({dma_start} each), "
-              f"the launch ({launch})"),
+              f"{gap} cycles waiting on a program between the last load and the store (or one more command's "
+              f"start-up), the launch ({launch})"),
         Bound("fetch", launch + dma_start + prog_start + _ceil(fetched, fetch_rate),
               f"{fetched:,} operand bytes fetched from DM at {fetch_rate:g} B per cycle (main and sub on "
               f"{slices} slices): {_ceil(fetched, fetch_rate):,} cycles, after a DMA load and a program start-up"),
