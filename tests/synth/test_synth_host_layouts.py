@@ -28,7 +28,9 @@ NUMPY = "out[m,n] = a[m,k] * b[k,n]"
 def _draw(seed: int, einsum: str) -> tuple[str, dict[str, int]]:
     rng = np.random.default_rng(seed)
     dtype = ["i8:i32", "bf16:f32"][seed % 2]
-    sizes = dict(m=int(rng.choice([32, 40, 64, 96])), n=int(rng.choice([32, 64, 100])),
+    # rows 48 (padded to 64) where 96 was drawn: a row count of three 32-row blocks has a
+    # space of 744 candidates (several CPU-seconds a search) and is test_synth_small's case
+    sizes = dict(m=int(rng.choice([32, 40, 64, 48])), n=int(rng.choice([32, 64, 100])),
                  k=int(rng.choice([32, 64])))
     if "b[" in einsum.split("=")[0] or einsum == SHARED:
         sizes["b"] = int(rng.integers(1, 4))
@@ -120,11 +122,12 @@ def test_the_kernel_file_says_what_the_host_does() -> None:
 
 # other spellings of the two views: the weight first, the merged rows last in the result, both
 # operands k-first, a bias and ReLU after the merged GEMM, the merged rows split over two chips
+# (rows that pad to 64 or 128: 96 unpadded rows, three 32-row blocks, make spaces of 600-870 candidates)
 VARIANTS = [
     ("out[b,m,n] = w[n,k] * a[b,m,k]", dict(b=2, m=48, n=64, k=32), []),
-    ("out[n,b,m] = a[b,m,k] * w[n,k]", dict(b=3, m=32, n=40, k=64), []),
+    ("out[n,b,m] = a[b,m,k] * w[n,k]", dict(b=3, m=40, n=40, k=64), []),
     ("out[b,m,n] = a[k,b,m] * w[k,n]", dict(b=2, m=40, n=32, k=32), []),
-    ("out[m,n] = a[k,m] * b[k,n]", dict(m=72, n=32, k=64), []),
+    ("out[m,n] = a[k,m] * b[k,n]", dict(m=40, n=32, k=64), []),
     ("out[b,m,n] = relu(a[b,m,k] * w[n,k] + c[n])", dict(b=2, m=64, n=64, k=32), []),
     ("out[b,m,n] = a[b,m,k] * w[n,k]", dict(b=2, m=64, n=64, k=32), ["--target", "rngd-2chip"]),
 ]
