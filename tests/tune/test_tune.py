@@ -228,6 +228,9 @@ class _Counting:
     def __init__(self) -> None:
         self.tasks: list[int] = []
 
+    def starting(self) -> bool:
+        return False
+
     def submit(self, fn, batch):
         self.tasks.append(len(batch.items))
         seconds, candidates = fn(batch)
@@ -340,6 +343,45 @@ def test_this_process_finds_a_makespan_before_any_batch_leaves(monkeypatch: pyte
                                                               tuple((i, points[i]) for i in idx)), lambda cs: None)
         assert log[:want] == [("here", tune_batches.MIN_BATCH)] * want, first_ok
         assert log[want][0] == "sent", first_ok
+
+
+def test_while_the_cluster_starts_this_process_evaluates_small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dask executor whose scheduler has not answered yet (`starting()`): this process
+    evaluates MIN_BATCH candidates at a time and asks again between them, so the workers
+    get their first batches as soon as it has answered (a batch sized for this process
+    alone held MAX_BATCH candidates, the cluster idle meanwhile)."""
+    log: list[tuple[str, int]] = []
+
+    class Starting(_Counting):
+        helps, workers, width = True, 0, 1
+
+        def __init__(self, polls: int) -> None:
+            super().__init__()
+            self.polls = polls
+
+        def starting(self) -> bool:
+            self.polls -= 1
+            if self.polls < 0:  # answered: two workers, this process only sends
+                self.helps, self.workers, self.width = False, 2, 2
+            return self.polls >= 0
+
+        def submit(self, fn, batch):
+            log.append(("sent", len(batch.items)))
+            return super().submit(lambda b: fake(b, "worker"), batch)
+
+    def fake(batch, where="here"):
+        log.append((where, len(batch.items)))
+        return (0.01,) * len(batch.items), [Candidate(i, p, "ok", makespan=1, bound=1) for i, p in batch.items]
+
+    monkeypatch.setattr(tune_mod, "evaluate_timed", fake)
+    points = [{"k": k} for k in range(200)]
+    seen: list[int] = []
+    tune_mod._sweep(Starting(5), points, lambda idx: Batch(None, "rngd", None, True,
+                                                           tuple((i, points[i]) for i in idx)),
+                    lambda cs: seen.extend(c.index for c in cs))
+    assert log[:5] == [("here", tune_batches.MIN_BATCH)] * 5
+    assert {where for where, _ in log[5:]} == {"sent", "worker"}, log
+    assert sorted(seen) == list(range(200))
 
 
 def test_the_sweep_sends_candidates_spread_over_the_space() -> None:
