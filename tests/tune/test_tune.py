@@ -29,6 +29,7 @@ from driver.tune_exec import FactoryRef, load_space, make_executor
 from driver.tune_report import write_report
 from tests.tune.probe_fresh import probe_in_a_fresh_process
 from ir.errors import NpuOptError
+from ir.kernel import Kernel
 from visa import parse_visa
 
 FILE = str(Path(__file__).with_name("small_space.py"))
@@ -218,6 +219,17 @@ def test_candidates_that_trace_alike_share_one_lowering(monkeypatch: pytest.Monk
     assert all(len(v) == 1 for v in by_packet.values())
     assert tune(_space("ALIKE"), prune=False).candidates == result.candidates
     assert len(lowered) == 4  # a new tune run lowers again: the reuse lasts one run
+
+
+def test_a_candidate_hashes_its_traced_kernel_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lowering key is looked up and stored: one hash of the traced kernel (it walks every
+    op), not one per dict access."""
+    calls = []
+    real = Kernel.__hash__
+    monkeypatch.setattr(Kernel, "__hash__", lambda self: calls.append(1) or real(self))
+    space = _space()
+    out = tune_eval.evaluate_batch(Batch(space, "rngd", None, False, ((1, space.points()[1]),), "hash-once"))
+    assert [c.status for c in out] == ["ok"] and len(calls) == 1
 
 
 class _Counting:
