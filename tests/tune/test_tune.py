@@ -146,6 +146,7 @@ def test_dask_scheduler_and_worker_processes_run_the_space_unchanged(tmp_path: P
         status = _within(120, lambda: main(["tune", FILE, "--space", "SPACE", "--scheduler", address,
                                             "-o", str(tmp_path), "--format", "json"]))
         _a_worker_prunes_against_the_other_workers_best(address)
+        _the_cluster_runs_its_timers_slowly(address)
         drawn = _drawn(tmp_path)
         drawn_serial = tune(load_space(drawn))
         drawn_dask = _within(120, lambda: tune(load_space(drawn), ref=drawn, scheduler=address))
@@ -156,6 +157,20 @@ def test_dask_scheduler_and_worker_processes_run_the_space_unchanged(tmp_path: P
     _agrees(pruned, inline)
     report = json.loads(capsys.readouterr().out)
     assert status == 0 and report["winner"] == inline.winner.index and report["executor"].startswith("dask at ")
+
+
+def _the_cluster_runs_its_timers_slowly(address: str) -> None:
+    """local_cluster starts the scheduler and the workers as docs/tuning.md says: the tick
+    (20 ms by default), the system monitor and the worker's memory monitor slowed, the
+    workers' profiler off (each costs CPU every wall second)."""
+    client_class = pytest.importorskip("dask.distributed").Client
+    get = pytest.importorskip("dask").config.get  # run where the client sends it: that process's config
+    keys = ("distributed.admin.tick.interval", "distributed.admin.system-monitor.interval")
+    worker_keys = keys + ("distributed.worker.memory.monitor-interval", "distributed.worker.profile.enabled")
+    with client_class(address, timeout=30) as client:
+        assert client.run_on_scheduler(lambda: [get(k) for k in keys]) == ["1s", "2s"]
+        workers = client.run(lambda: [get(k) for k in worker_keys])
+    assert list(workers.values()) == [["1s", "2s", "1s", False]] * 2
 
 
 def _a_worker_prunes_against_the_other_workers_best(address: str) -> None:
