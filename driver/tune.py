@@ -89,7 +89,11 @@ def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int
     the other processes may have to wait for, are short. When this process helps, it first
     evaluates small batches alone until one candidate compiles (a few at most), so every
     batch the workers get carries a makespan to prune against: a batch sent without one
-    lowers its candidates in full until it finds its own."""
+    lowers its candidates in full until it finds its own. While the executor still starts
+    (`starting()`: a dask scheduler that has not answered yet), this process evaluates small
+    batches too, asking between them, so the cluster's workers wait no longer than one
+    small batch for their first (a batch sized for this process alone held a second or
+    more of work, every worker idle meanwhile)."""
     queue = deque(spread(len(points)))
     costs = Costs(points)  # what each candidate back cost (CPU seconds, measured where it ran)
 
@@ -103,11 +107,14 @@ def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int
         take(timed[1])
 
     pending: set[Any] = set()
-    for _ in range(SHARES if executor.helps and executor.workers else 0):  # a makespan before any batch leaves
+    tries, found = 0, False
+    # a makespan before any batch leaves; and while the executor still starts (a dask scheduler
+    # not yet answered), small batches here, so its workers get theirs as soon as it has
+    while queue and executor.helps and (executor.starting() or (executor.workers and tries < SHARES and not found)):
         first = evaluate_timed(make([queue.popleft() for _ in range(min(len(queue), MIN_BATCH))]))
         back(first)
-        if not queue or any(c.status == "ok" for c in first[1]):
-            break
+        tries += 1
+        found = found or any(c.status == "ok" for c in first[1])
     while queue or pending:
         while queue and len(pending) < 2 * executor.workers:
             pending.add(executor.submit(evaluate_timed, batch()))

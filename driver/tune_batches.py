@@ -23,7 +23,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["BATCH_SECONDS", "MAX_BATCH", "MIN_BATCH", "SHARES", "Costs", "batch_size", "cut"]
+__all__ = ["BATCH_SECONDS", "FEW_VALUES", "MAX_BATCH", "MIN_BATCH", "SHARES", "Costs", "batch_size", "cut"]
 
 # Before any price is measured a batch is 1/(SHARES * width) of what is left, MIN_BATCH to
 # MAX_BATCH candidates (a task's round trip is paid once per batch). After, it holds
@@ -33,6 +33,7 @@ __all__ = ["BATCH_SECONDS", "MAX_BATCH", "MIN_BATCH", "SHARES", "Costs", "batch_
 # reaches its share (at the end of a sweep whose last candidates are dear).
 SHARES, MIN_BATCH, MAX_BATCH = 3, 2, 16
 BATCH_SECONDS = 0.5
+FEW_VALUES = 16  # a lever of more values than this: one not measured yet moves no price (`Costs.predict`)
 
 
 class Costs:
@@ -47,6 +48,12 @@ class Costs:
         self._measured: set[int] = set()
         self._by_value: dict[tuple[str, str], list[float]] = {}  # (lever, repr(value)) -> [seconds, count]
         self._repeating: set[str] = set()  # the levers with a value measured twice
+        values: dict[str, set[str]] = {}
+        for point in points:
+            for lever, value in _values(point):
+                values.setdefault(lever, set()).add(value)
+        # the levers of more than FEW_VALUES values: a value not measured yet moves no price
+        self._many = {lever for lever, seen in values.items() if len(seen) > FEW_VALUES}
         self.total, self.least = 0.0, math.inf
 
     def add(self, indices: Sequence[int], seconds: Sequence[float]) -> None:
@@ -60,7 +67,7 @@ class Costs:
                 entry = self._by_value.setdefault(value, [0.0, 0])
                 entry[0] += s
                 entry[1] += 1
-                if entry[1] > 1:
+                if entry[1] > 1 and value[0] not in self._many:
                     self._repeating.add(value[0])
 
     def mean(self) -> float | None:
@@ -71,7 +78,13 @@ class Costs:
         no candidate measured yet, of a lever whose values repeat (the spread order sends a
         fast-varying lever's last values late: a value first seen may be the dear one). A
         lever whose every value was measured once so far (a list of whole configurations,
-        say) says nothing of a value not yet seen, and moves no price."""
+        say) says nothing of a value not yet seen, and moves no price; nor does a lever of
+        more than FEW_VALUES values (a synth space's placements: 114 of them, 3 or 4
+        candidates each), whose new values are what most of a spread sweep's first
+        candidates bring: priced as unknown, each ended its batch, and the first third of a
+        drawn space of 412 candidates travelled one or two at a time (65 tasks in all, 47
+        with such a lever moving no price; a dask task costs its worker, the scheduler and
+        this process about 8 ms of CPU together)."""
         mean = self.mean()
         if mean is None:
             return None

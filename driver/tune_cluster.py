@@ -1,6 +1,7 @@
 """A dask.distributed cluster on this machine, started the way docs/tuning.md says: one
 `dask scheduler` process and `dask worker` processes pointed at it, which import the tuner
-when they start (`--preload`) and run without dask's statistical profiler (`WORKER_ENV`).
+when they start (`--preload`) and run without dask's statistical profiler (`WORKER_ENV`);
+both with dask's monitoring timers slowed (`QUIET_TIMERS`).
 
 `local_cluster(workers, threads)` starts them on free ports, waits (with a timeout) until
 the workers have joined, yields the scheduler's address (tcp://127.0.0.1:PORT) and stops
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from ir.errors import NpuOptError
 
-__all__ = ["local_cluster"]
+__all__ = ["QUIET_TIMERS", "SCHEDULER_ENV", "WORKER_ENV", "local_cluster"]
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,7 +32,18 @@ ROOT = Path(__file__).resolve().parents[1]
 # stack of a running task every 10 ms, which costs a compile-bound worker about 0.01 CPU
 # seconds a wall second (measured on one drawn space's batch, profiler on 0.023, off 0.013 s
 # a second above the task's own CPU); nobody reads a tune worker's profile.
-WORKER_ENV = {"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False"}
+#
+# The timers of dask's event loops cost CPU every wall second, whatever the load: an idle
+# worker spent 12 ms a second, an idle scheduler 12 (measured over 6 s, 2 rounds). Most of it
+# is the tick (every 20 ms, it only measures how late the loop is, for a warning), then the
+# system monitor (every 0.5 s, for the dashboard) and the worker's memory monitor (every
+# 0.1 s; a tune worker holds a few MB). At 1 s, 2 s and 1 s: 3 ms a second a worker, 4 the
+# scheduler. On two cores these timers take their CPU from the workers' compiles.
+QUIET_TIMERS = {"DASK_DISTRIBUTED__ADMIN__TICK__INTERVAL": "1s",
+                "DASK_DISTRIBUTED__ADMIN__SYSTEM_MONITOR__INTERVAL": "2s"}
+SCHEDULER_ENV = QUIET_TIMERS
+WORKER_ENV = {"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False",
+              "DASK_DISTRIBUTED__WORKER__MEMORY__MONITOR_INTERVAL": "1s", **QUIET_TIMERS}
 PRELOAD = "driver.tune_share"  # the tuner, imported at the worker's start, not in its first task
 
 
@@ -75,7 +87,7 @@ def local_cluster(workers: int = 2, threads: int = 1, timeout: float = 60.0) -> 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env, "cwd": str(ROOT)}
     procs = [subprocess.Popen([*_dask(), "scheduler", "--host", "127.0.0.1", "--port", str(port),
-                               "--no-dashboard"], **quiet)]
+                               "--no-dashboard"], **{**quiet, "env": {**env, **SCHEDULER_ENV}})]
     try:
         procs.append(subprocess.Popen([*_dask(), "worker", address, "--nworkers", str(workers), "--nthreads",
                                        str(threads), "--no-dashboard", "--host", "127.0.0.1", "--preload", PRELOAD],

@@ -86,7 +86,25 @@ class _Known:
     makespan: int | None  # None: pruned before it was scheduled
 
 
-_KNOWN: dict[tuple[Any, ...], _Known] = {}
+class _Key:
+    """A traced kernel's lowering key (`backends.npu.lowering_key`) with its hash taken once:
+    hashing an `ir.Kernel` walks every op, mapping and fact, and a dict lookup followed by a
+    store hashed it twice per candidate (3 % of a drawn space's sweep)."""
+
+    __slots__ = ("value", "_hash")
+
+    def __init__(self, value: tuple[Any, ...]) -> None:
+        self.value = value
+        self._hash = hash(value)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Key) and self._hash == other._hash and self.value == other.value
+
+
+_KNOWN: dict[_Key, _Known] = {}
 _KNOWN_LIMIT = 4096
 _SWEEP = [""]
 # The best makespan this process has found in the current sweep (None: none yet), and the one
@@ -184,7 +202,7 @@ def evaluate(space: Any, index: int, params: dict[str, Any], target: str, cutoff
         traced = None
     key = None
     if traced is not None and not traced.errors:
-        key = lowering_key(traced.kernel, tgt)
+        key = _Key(lowering_key(traced.kernel, tgt))
         known = _KNOWN.get(key)
         if known is not None and (known.status != "ok" or known.makespan is not None or
                                   (cutoff is not None and known.bound > cutoff)):

@@ -46,6 +46,9 @@ class _Inline:
     def result(self, handle: Any) -> Any:
         raise InternalError("tune: the inline executor has no tasks")
 
+    def starting(self) -> bool:
+        return False
+
     def settle(self) -> None:
         pass
 
@@ -73,6 +76,10 @@ def _start_method() -> Any:
 
 class _Futures:
     """What the pool and dask executors share: their tasks' handles are futures."""
+
+    def starting(self) -> bool:
+        """Whether the executor's workers cannot take tasks yet (a pool's can at once)."""
+        return False
 
     def wait(self, handles: Collection[Any], block: bool) -> list[Any]:
         if not block:
@@ -135,6 +142,11 @@ class _Dask(_Futures):
             self.width = self.workers = max(1, threads)
             self.helps = False
             self.description = f"dask at {self._address} ({threads} threads)"
+
+    def starting(self) -> bool:
+        """True while the probe still asks the scheduler (connects once it has answered)."""
+        self._connect(False)
+        return self._client is None
 
     def wait(self, handles: Collection[Any], block: bool) -> list[Any]:
         self._connect(False)

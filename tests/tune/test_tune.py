@@ -29,6 +29,7 @@ from driver.tune_exec import FactoryRef, load_space, make_executor
 from driver.tune_report import write_report
 from tests.tune.probe_fresh import probe_in_a_fresh_process
 from ir.errors import NpuOptError
+from ir.kernel import Kernel
 from visa import parse_visa
 
 FILE = str(Path(__file__).with_name("small_space.py"))
@@ -145,6 +146,7 @@ def test_dask_scheduler_and_worker_processes_run_the_space_unchanged(tmp_path: P
         status = _within(120, lambda: main(["tune", FILE, "--space", "SPACE", "--scheduler", address,
                                             "-o", str(tmp_path), "--format", "json"]))
         _a_worker_prunes_against_the_other_workers_best(address)
+        _the_cluster_runs_its_timers_slowly(address)
         drawn = _drawn(tmp_path)
         drawn_serial = tune(load_space(drawn))
         drawn_dask = _within(120, lambda: tune(load_space(drawn), ref=drawn, scheduler=address))
@@ -155,6 +157,20 @@ def test_dask_scheduler_and_worker_processes_run_the_space_unchanged(tmp_path: P
     _agrees(pruned, inline)
     report = json.loads(capsys.readouterr().out)
     assert status == 0 and report["winner"] == inline.winner.index and report["executor"].startswith("dask at ")
+
+
+def _the_cluster_runs_its_timers_slowly(address: str) -> None:
+    """local_cluster starts the scheduler and the workers as docs/tuning.md says: the tick
+    (20 ms by default), the system monitor and the worker's memory monitor slowed, the
+    workers' profiler off (each costs CPU every wall second)."""
+    client_class = pytest.importorskip("dask.distributed").Client
+    get = pytest.importorskip("dask").config.get  # run where the client sends it: that process's config
+    keys = ("distributed.admin.tick.interval", "distributed.admin.system-monitor.interval")
+    worker_keys = keys + ("distributed.worker.memory.monitor-interval", "distributed.worker.profile.enabled")
+    with client_class(address, timeout=30) as client:
+        assert client.run_on_scheduler(lambda: [get(k) for k in keys]) == ["1s", "2s"]
+        workers = client.run(lambda: [get(k) for k in worker_keys])
+    assert list(workers.values()) == [["1s", "2s", "1s", False]] * 2
 
 
 def _a_worker_prunes_against_the_other_workers_best(address: str) -> None:
@@ -220,6 +236,17 @@ def test_candidates_that_trace_alike_share_one_lowering(monkeypatch: pytest.Monk
     assert len(lowered) == 4  # a new tune run lowers again: the reuse lasts one run
 
 
+def test_a_candidate_hashes_its_traced_kernel_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lowering key is looked up and stored: one hash of the traced kernel (it walks every
+    op), not one per dict access."""
+    calls = []
+    real = Kernel.__hash__
+    monkeypatch.setattr(Kernel, "__hash__", lambda self: calls.append(1) or real(self))
+    space = _space()
+    out = tune_eval.evaluate_batch(Batch(space, "rngd", None, False, ((1, space.points()[1]),), "hash-once"))
+    assert [c.status for c in out] == ["ok"] and len(calls) == 1
+
+
 class _Counting:
     """An executor of two workers that runs each task when it is sent, counting them."""
 
@@ -227,6 +254,9 @@ class _Counting:
 
     def __init__(self) -> None:
         self.tasks: list[int] = []
+
+    def starting(self) -> bool:
+        return False
 
     def submit(self, fn, batch):
         self.tasks.append(len(batch.items))
@@ -340,6 +370,45 @@ def test_this_process_finds_a_makespan_before_any_batch_leaves(monkeypatch: pyte
                                                               tuple((i, points[i]) for i in idx)), lambda cs: None)
         assert log[:want] == [("here", tune_batches.MIN_BATCH)] * want, first_ok
         assert log[want][0] == "sent", first_ok
+
+
+def test_while_the_cluster_starts_this_process_evaluates_small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dask executor whose scheduler has not answered yet (`starting()`): this process
+    evaluates MIN_BATCH candidates at a time and asks again between them, so the workers
+    get their first batches as soon as it has answered (a batch sized for this process
+    alone held MAX_BATCH candidates, the cluster idle meanwhile)."""
+    log: list[tuple[str, int]] = []
+
+    class Starting(_Counting):
+        helps, workers, width = True, 0, 1
+
+        def __init__(self, polls: int) -> None:
+            super().__init__()
+            self.polls = polls
+
+        def starting(self) -> bool:
+            self.polls -= 1
+            if self.polls < 0:  # answered: two workers, this process only sends
+                self.helps, self.workers, self.width = False, 2, 2
+            return self.polls >= 0
+
+        def submit(self, fn, batch):
+            log.append(("sent", len(batch.items)))
+            return super().submit(lambda b: fake(b, "worker"), batch)
+
+    def fake(batch, where="here"):
+        log.append((where, len(batch.items)))
+        return (0.01,) * len(batch.items), [Candidate(i, p, "ok", makespan=1, bound=1) for i, p in batch.items]
+
+    monkeypatch.setattr(tune_mod, "evaluate_timed", fake)
+    points = [{"k": k} for k in range(200)]
+    seen: list[int] = []
+    tune_mod._sweep(Starting(5), points, lambda idx: Batch(None, "rngd", None, True,
+                                                           tuple((i, points[i]) for i in idx)),
+                    lambda cs: seen.extend(c.index for c in cs))
+    assert log[:5] == [("here", tune_batches.MIN_BATCH)] * 5
+    assert {where for where, _ in log[5:]} == {"sent", "worker"}, log
+    assert sorted(seen) == list(range(200))
 
 
 def test_the_sweep_sends_candidates_spread_over_the_space() -> None:

@@ -8,7 +8,7 @@ import itertools
 import pytest
 
 from driver import tune as tune_mod
-from driver.tune_batches import MAX_BATCH, Costs, batch_size, cut
+from driver.tune_batches import FEW_VALUES, MAX_BATCH, Costs, batch_size, cut
 from driver.tune_eval import Batch, Candidate
 
 # runs of cheap candidates, a run of dear ones, cheap and dear alternating, middling ones
@@ -100,6 +100,9 @@ class _TwoWorkers:
     def __init__(self) -> None:
         self.free, self.now, self.sent = [0.0, 0.0], 0.0, itertools.count()
 
+    def starting(self) -> bool:
+        return False
+
     def submit(self, fn, batch):
         seconds, candidates = fn(batch)
         w = min((0, 1), key=lambda k: self.free[k])
@@ -135,3 +138,20 @@ def test_a_sweep_on_two_workers_ends_together(monkeypatch: pytest.MonkeyPatch, l
     assert sorted(seen) == list(range(len(points)))
     assert sum(executor.free) == pytest.approx(sum(map(price, points)))
     assert abs(executor.free[0] - executor.free[1]) < 0.3
+
+
+def test_a_new_value_of_a_lever_of_many_values_moves_no_price() -> None:
+    """A lever of more than FEW_VALUES values (synth's placements) brings a new value with
+    most of a spread sweep's first candidates: such a value is priced at the mean, so those
+    candidates travel in batches, not one at a time. A lever of few values still has no
+    price for a value never measured."""
+    points = [{"place": p, "b": b} for p, b in itertools.product(range(FEW_VALUES + 4), range(2))]
+    costs = Costs(points)
+    measured = [0, 1, 2, 3, 4, 5]  # place 0, 1, 2 with b = 0 and 1: both levers' values repeat
+    costs.add(measured, [0.02] * 6)
+    assert costs.predict(20) == pytest.approx(0.02)  # place 10: never measured
+    assert batch_size(list(range(20, 36)), 30, 2, costs) > 1
+    few = [{"a": a, "b": b} for a, b in itertools.product(range(FEW_VALUES), range(2))]
+    costs = Costs(few)
+    costs.add(measured, [0.02] * 6)
+    assert costs.predict(20) is None
