@@ -25,6 +25,7 @@ from visa.interp.dma import DmTensor, walk
 from visa.interp.errors import check
 from visa.interp.fast import lanes
 from visa.interp.fast.lanes import Front, pad_front
+from visa.interp.fast.lazy import gather_groups
 from visa.interp.shortcuts import per_record
 from visa.interp.memory import Memory, gather
 from visa.interp.rows import Rows, slice_grid
@@ -265,30 +266,13 @@ def _repeated(op: Any, rows: Rows, mem: Memory, src: DmTensor, in_place: bool) -
         distinct = views[0]
     else:
         distinct = mem.scratch((rows.count, *once), raw_dtype(bits))
-        _gather_groups(distinct, groups, views, helds, sparse)
+        gather_groups(distinct, groups, views, helds, sparse)
     values = convert_chain(from_raw(distinct, op.source.dtype, bits), op, mem.target)
     flit = 8 * mem.target.constants.FLIT_BYTES // mem.target.bits_of(op.element_type.dtype)
     packets = values.reshape(rows.count, *once[:ntime], op.flits_per_packet, flit)
     _check_collect(op, steps, flit)
     full = np.broadcast_to(packets, (rows.count, *sizes[:ntime], op.flits_per_packet, flit))
     return Repeated(full, (rows.count, steps * op.flits_per_packet, flit), held, sparse)
-
-
-def _gather_groups(distinct: np.ndarray, groups: list, views: list, helds: list, sparse: bool) -> None:
-    """Each (chip, cluster) group's packets into its rows of `distinct`: a strided view copied,
-    a lazy broadcast's (distinct rows, each slice's row) taken, only the `held` rows when
-    `sparse`."""
-    for k, ((_, sel, _, _), v) in enumerate(zip(groups, views)):
-        at = distinct[int(sel[0]):int(sel[0]) + len(sel)]
-        if not isinstance(v, tuple):
-            np.copyto(at, v)
-            continue
-        source, which = v
-        if sparse:
-            stored = np.unique(helds[k]) - int(sel[0])
-            at[stored] = source[which[stored]]
-        else:    # the distinct rows in order first (a transposed view copies element by element), then
-            np.take(np.ascontiguousarray(source), which, axis=0, out=at, mode="clip")   # whole rows, unbuffered
 
 
 def _exact_reader(op: Any) -> bool:

@@ -7,7 +7,8 @@ command's destination as a `Lazy` region of the DM (`visa.interp.memory.Dm.hold`
 of it holds row which[s]. Nothing is written into the DM store; any access of the store
 that may reach the region writes it out first (`Dm._grow`, the one gate of every DM
 access), so every reader that does not know the lazy form reads the same bytes as before.
-The feed of a contraction (`feed._repeated`) reads through it: each distinct row once.
+The feed of a contraction (`feed._repeated`) reads through it: each distinct row once
+(`gather_groups` copies the rows of each (chip, cluster) group into the feed's stream).
 The slices a DMA's new tensor does not write (the padding slices of a placement on every
 other slice) are held alike, as one row of zeros (`zero_lazy`).
 
@@ -27,7 +28,7 @@ from visa.interp.memory import Lazy
 from visa.interp.shortcuts import per_record, register
 from visa.interp.strided import flat_walk, injective, view
 
-__all__ = ["LAZY_BYTES", "broadcast_rows", "dma_lazy", "zero_lazy"]
+__all__ = ["LAZY_BYTES", "broadcast_rows", "dma_lazy", "gather_groups", "zero_lazy"]
 
 LAZY_BYTES = 1 << 18
 """The fewest bytes of copies a command writes for it to be held lazily."""
@@ -99,3 +100,20 @@ def zero_lazy(dm: Any, base: int, size: int, slices: np.ndarray) -> bool:
     which[slices] = 0
     dm.hold(Lazy(base, base + size, slices.astype(np.int64), which, np.zeros((1, size), np.uint8)))
     return True
+
+
+def gather_groups(distinct: np.ndarray, groups: list, views: list, helds: list, sparse: bool) -> None:
+    """Each (chip, cluster) group's packets into its rows of `distinct`: a strided view copied,
+    a lazy broadcast's (distinct rows, each slice's row) taken, only the `held` rows when
+    `sparse`."""
+    for k, ((_, sel, _, _), v) in enumerate(zip(groups, views)):
+        at = distinct[int(sel[0]):int(sel[0]) + len(sel)]
+        if not isinstance(v, tuple):
+            np.copyto(at, v)
+            continue
+        source, which = v
+        if sparse:
+            stored = np.unique(helds[k]) - int(sel[0])
+            at[stored] = source[which[stored]]
+        else:    # the distinct rows in order first (a transposed view copies element by element), then
+            np.take(np.ascontiguousarray(source), which, axis=0, out=at, mode="clip")   # whole rows, unbuffered
