@@ -3,7 +3,8 @@
 The chip rounds every product and every sum of a float contraction to float32 in its own
 order (the adjacent-pair tree, then the time sum from +0: docs/numerics.md). When no
 rounding can happen at all, every order gives the same bits, the exact sum's, and a BLAS
-matmul computes them. `no_rounding` decides that from the operands' values alone:
+matmul computes them. `no_rounding` (ir/bf16_exact.py, shared with the VISA interpreter)
+decides that from the operands' values alone:
 
 - every nonzero bf16 operand is a normal number m 2^e (m an integer of at most 8 bits), so
   it is a multiple of its *unit*, the lowest power of two dividing it; every value of A a
@@ -38,6 +39,7 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from ir.bf16_exact import NONE, from_bounds, no_rounding, unit_floor
 from ir.blas import blas_threads
 from ir.errors import InternalError
 
@@ -48,8 +50,7 @@ from backends.cpu.thread_pool import pool
 
 __all__ = ["contract", "no_rounding", "unit_floor", "unit_range"]
 
-_NONE = 1 << 14
-"""The unit exponent `unit_range` gives when every value is a zero."""
+_NONE = NONE  # the unit exponent `unit_range` gives when every value is a zero
 
 
 def _units() -> np.ndarray:
@@ -81,53 +82,6 @@ def unit_range(cells: np.ndarray) -> tuple[int, int] | None:
     if top >= 0x7F80 or unit == -_NONE:
         return None
     return top, unit
-
-
-_FLOOR_BLOCK = 1 << 14
-"""Cells `unit_floor` masks at a time, into one small buffer (a temporary the size of a
-large operand is fresh memory from the system on every run: 1-5 ms for 1 MiB, measured on
-a drawn GEMM, against 0.2 ms for the passes themselves)."""
-
-
-def unit_floor(cells: np.ndarray) -> tuple[int, int] | None:
-    """(largest magnitude pattern, a unit exponent no larger than `unit_range`'s) of bf16
-    patterns `cells` (uint16, or uint32 widened ones) in a few plain passes (no table
-    look-up): the smallest nonzero value's exponent plus the fewest trailing zeros of any
-    significand (those of the OR of all the patterns), both minima possibly of different
-    values, so never above the true one. None exactly when `unit_range` gives None."""
-    shift = 16 if cells.dtype == np.uint32 else 0
-    kind, flat = cells.dtype.type, cells.reshape(-1)
-    if flat.size == 0:
-        return 0, _NONE
-    mag = np.empty(min(flat.size, _FLOOR_BLOCK), flat.dtype)
-    top, low, ors = 0, 1 << (16 + shift), 0
-    for lo in range(0, flat.size, _FLOOR_BLOCK):
-        part = mag[:min(_FLOOR_BLOCK, flat.size - lo)]
-        np.bitwise_and(flat[lo:lo + _FLOOR_BLOCK], kind(0x7FFF << shift), out=part)
-        top = max(top, int(part.max()))
-        ors |= int(np.bitwise_or.reduce(part))
-        low = min(low, int(np.subtract(part, kind(1), out=part).min()) + 1)  # the smallest nonzero (a zero wraps)
-    if low == 1 << (16 + shift):
-        return 0, _NONE
-    top, low = top >> shift, low >> shift
-    if top >= 0x7F80 or low < 0x80:  # NaN or an infinity; a subnormal
-        return None
-    frac = (ors >> shift) & 0x7F | 0x80
-    return top, (low >> 7) + (frac & -frac).bit_length() - 1 - 134
-
-
-def no_rounding(a: tuple[int, int], w: tuple[int, int], terms: int) -> bool:
-    """True when sums of at most `terms` products of values in the `unit_range`s `a` and `w`
-    are float32 numbers, normal or zero, in any order (the module docstring)."""
-    if a[1] == _NONE or w[1] == _NONE:
-        return True  # every product is a zero
-    unit = a[1] + w[1]
-    top = _value(a[0]) * _value(w[0]) * terms
-    return unit >= -126 and top <= 2.0 ** (unit + 24) and top < 2.0 ** 127
-
-
-def _value(pattern: int) -> float:
-    return float(np.array(pattern << 16, np.uint32).view(np.float32))
 
 
 def _widened(raw: np.ndarray, gather: Gather, order: tuple[int, ...] | None = None) -> np.ndarray:
@@ -289,11 +243,7 @@ def _floor(raw: np.ndarray, gather: Gather, bits: np.ndarray) -> tuple[int, int]
     top, low, ors = found
     if low == 0x80000000:  # every one a zero
         return 0, _NONE
-    top, low = top >> 16, low >> 16
-    if top >= 0x7F80 or low < 0x80:  # NaN or an infinity; a subnormal
-        return None
-    frac = (ors >> 16) & 0x7F | 0x80
-    return top, (low >> 7) + (frac & -frac).bit_length() - 1 - 134
+    return from_bounds(top, low, ors, 16)
 
 
 def _grouped_products(fa: np.ndarray, fw: np.ndarray, grouping: blas_route.Grouping, threads: int) -> np.ndarray:

@@ -16,6 +16,7 @@ import operator
 import numpy as np
 import pytest
 
+from ir import bf16_exact
 from backends.cpu import CpuBackend, CpuOptions, blas_route, contract_blas, contract_float, contract_jit
 from backends.cpu.gathers import Gather
 from backends.cpu.lru import ByObject
@@ -108,9 +109,9 @@ def test_unit_floor_exact_on_one_value_and_zeros() -> None:
 def test_the_guard_reads_widened_patterns_in_blocks(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
     """`unit_floor` and `unit_range` of widened patterns (uint32, pattern << 16: what the
     contraction checks, the cells its layouts read) equal those of the bf16 patterns, the
-    floor taken a few cells at a time (`_FLOOR_BLOCK`); a bad value in the last block, the
+    floor taken a few cells at a time (`ir.bf16_exact._BLOCK`); a bad value in the last block, the
     smallest value in the first, the top in the middle, all found."""
-    monkeypatch.setattr(contract_blas, "_FLOOR_BLOCK", 7)
+    monkeypatch.setattr(bf16_exact, "_BLOCK", 7)
     rng = np.random.default_rng(seed)
     ints = rng.integers(-255, 256, 60)
     ints[rng.random(60) < 0.2] = 0

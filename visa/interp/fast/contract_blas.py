@@ -4,16 +4,10 @@ the compiled float contraction, `visa.interp.fast.contract_jit`; issue 61 item 2
 The chip rounds every product and partial sum of a float contraction to float32 in its own
 order (docs/numerics.md). When no rounding can happen at all, every order gives the same
 bits, the exact sum's, so a BLAS matmul gives them too. `no_rounding` decides it from the
-operands' codes: a nonzero normal bf16 value is a multiple of its unit (the largest power
-of two dividing it); when every stream value is a multiple of 2^us and every weight of
-2^uw, every product and every sum of them, in any order, is a multiple of 2^(us + uw); a
-multiple of 2^u no larger than 2^(u + 24) in magnitude is a float32 exactly, a normal one
-when u >= -126. So when `terms` times the largest magnitudes stays within 2^(us + uw + 24)
-(and below 2^127), nothing rounds, flushes or overflows. The unit bound `unit` is the
-smallest exponent present plus the fewest trailing zeros of any significand (of the OR of
-them all): never above the true one. A zero sum is +0 on the chip (its sums start from +0);
-a matmul may leave -0, so +0 is added to every result. NaN, infinities and subnormal codes
-are left to the exact kernels, as are padded products and columns.
+operands' codes (ir/bf16_exact.py, the bound the cpu backend's `contract_blas` uses too). A
+zero sum is +0 on the chip (its sums start from +0); a matmul may leave -0, so +0 is added to
+every result. NaN, infinities and subnormal codes are left to the exact kernels, as are
+padded products and columns.
 
 The contraction's plan reads, for row r, slot kk and output column j, stream element
 `sstep[kk, t] + j g + k` and TRF element `tread[kk, t] rr + (j g + k) mod rr` (every lane)
@@ -30,10 +24,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ir.bf16_exact import NONE, no_rounding, unit_floor
 from visa.interp.operands import widen_codes
 from visa.interp.trf import _stepped   # rows every n-th: a view, not a copy
 
-__all__ = ["MIN_TERMS", "unit", "codes_range", "no_rounding", "pairs", "gathered", "contract", "weights_range"]
+__all__ = ["MIN_TERMS", "codes_range", "no_rounding", "pairs", "gathered", "contract", "weights_range"]
 
 MIN_TERMS = 512
 """The fewest products a result sums for the matmuls to run: with fewer, placing the results
@@ -42,42 +37,20 @@ matmuls: K 512: 23 -> 7 ms and 29 -> 18 ms; K 256: 6.5 -> 9.4 ms; K 128: 4.2 -> 
 16 -> 13 ms)."""
 
 
-def unit(low: int, ors: int) -> int:
-    """A lower bound of the unit exponent of nonzero bf16 magnitude codes whose smallest is
-    `low` and whose significand bits OR to `ors`."""
-    frac = (ors & 0x7F) | 0x80
-    return (low >> 7) + (frac & -frac).bit_length() - 1 - 134
-
-
 def codes_range(*parts: np.ndarray) -> tuple[int, int] | None:
-    """(largest magnitude code, `unit`) of the bf16 codes of `parts` (uint16); None when
+    """(largest magnitude code, a unit exponent no larger than the true smallest) of the bf16
+    codes of `parts` (uint16, or uint32 widened ones: `ir.bf16_exact.unit_floor`); None when
     every one is a zero or one is NaN, an infinity or a subnormal."""
-    top, low, ors = 0, 0x8000, 0
-    for part in parts:
-        mags = np.bitwise_and(part.reshape(-1), np.uint16(0x7FFF))
-        top = max(top, int(mags.max(initial=0)))
-        ors |= int(np.bitwise_or.reduce(mags))
-        low = min(low, int(np.subtract(mags, np.uint16(1), out=mags).min(initial=0x7FFF)) + 1)  # a zero wraps
-    if top == 0 or top >= 0x7F80 or low < 0x80:
+    found = [unit_floor(part) for part in parts]
+    if any(f is None for f in found):
         return None
-    return top, unit(low, ors)
-
-
-def no_rounding(s: tuple[int, int], w: tuple[int, int], terms: int) -> bool:
-    """True when sums of at most `terms` products of values of the ranges `s` and `w`
-    (`codes_range`) are float32 numbers, normal or zero, in any order."""
-    low = s[1] + w[1]
-    top = _value(s[0]) * _value(w[0]) * terms
-    return low >= -126 and top <= 2.0 ** (low + 24) and top < 2.0 ** 127
-
-
-def _value(code: int) -> float:
-    return float(np.array(code << 16, np.uint32).view(np.float32))
+    live = [f for f in found if f[1] != NONE]
+    return (max(t for t, _ in live), min(u for _, u in live)) if live else None
 
 
 def weights_range(wt: np.ndarray) -> tuple[int, int] | None:
     """`codes_range` of widened bf16 values `wt` (float32: each a code shifted 16 bits up)."""
-    return codes_range(np.right_shift(wt.view(np.uint32), np.uint32(16)).astype(np.uint16))
+    return codes_range(wt.view(np.uint32))
 
 
 def pairs(h_of: np.ndarray, which: np.ndarray, n_h: int, n_w: int) -> bool:
