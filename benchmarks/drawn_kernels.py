@@ -10,10 +10,11 @@ not, then one value of every lever synth offers: placement, stationary operand (
 contraction packet, tile order and block reuse. A draw the compiler refuses (a rule of
 the lowering's verifiers) is drawn again, so every kernel returned passes `npu-opt check`.
 
-The same seed gives the same kernels. Operands stored k-major (`a[k,m]`) are not drawn:
-synth's `to_dm` keeps the innermost axis, so such a move is a transposing DMA whose 1-element
-bursts DMA-5 refuses for every layout the surface has. Rolled loops are not drawn yet
-(synth writes its tile loops unrolled).
+The same seed gives the same kernels. A quarter of the GEMM and tiled draws store one
+operand with `k` first (`a[k,m]` or `w[k,n]`, numpy's own `a @ b` layout) and read it as
+stored: the kernel transposes each block on the device (synth's `transpose="device"`,
+docs/synth.md). Tile loops are rolled (`ctx.loop`) wherever synth rolls them, so a tiled
+draw runs its loops rolled; the `pair` lever draws two tiles a rolled body.
 
     for d in draw(seed=1, count=4, scale="bench"):
         print(d.name, d.layout)          # the kernel's einsum, dtypes, sizes and levers
@@ -64,7 +65,8 @@ class Drawn:
         """The einsum, dtypes, sizes and levers: enough to write the kernel again."""
         sizes = ",".join(f"{i}={n}" for i, n in self.spec.sizes.items())
         levers = ", ".join(f"{k}={v!r}" for k, v in self.point.items())
-        return f"{self.form}: {self.spec.text} {self.spec.dtype_in}:{self.spec.dtype_out} {sizes}; {levers}"
+        device = " transpose=device" if self.spec.device_transposed else ""
+        return f"{self.form}: {self.spec.text} {self.spec.dtype_in}:{self.spec.dtype_out} {sizes}{device}; {levers}"
 
     @cached_property
     def kernel(self) -> Any:
@@ -90,9 +92,11 @@ class Drawn:
         return ops + int(np.prod(self.spec.shape(self.spec.result[1]))) * dout.itemsize
 
 
-def _einsum(rng: np.random.Generator, batched: bool) -> str:
+def _einsum(rng: np.random.Generator, batched: bool, kfirst: str = "") -> str:
+    """An einsum of the drawn form; `kfirst` names the operand stored with `k` first (`a[k,m]`)."""
     b = "b," if batched else ""
-    a, w = f"a[{b}m,k]", f"w[{b}n,k]"
+    a = "a[k,m]" if kfirst == "a" else f"a[{b}m,k]"
+    w = "w[k,n]" if kfirst == "w" else f"w[{b}n,k]"
     ops = f"{a} * {w}" if rng.random() < 0.5 else f"{w} * {a}"
     out = f"out[{b}m,n]" if rng.random() < 0.6 else f"out[{b}n,m]"   # the result stored transposed
     return f"{out} = {ops}"
@@ -118,10 +122,12 @@ def _point(rng: np.random.Generator, levers: dict[str, list[Any]]) -> dict[str, 
     return {name: values[int(rng.integers(len(values)))] for name, values in levers.items()}
 
 
-def pinned(name: str, text: str, dtype: str, sizes: dict[str, int], point: dict[str, Any], form: str) -> Drawn:
+def pinned(name: str, text: str, dtype: str, sizes: dict[str, int], point: dict[str, Any], form: str,
+           transpose: str = "host") -> Drawn:
     """A kernel named by its layout rather than by a seed: what a test pins when it needs one
-    particular layout (a seed's draws follow synth's space, which every new lever changes)."""
-    return Drawn(name, contraction(text, dtype=dtype, sizes=sizes, name=name), point, form)
+    particular layout (a seed's draws follow synth's space, which every new lever changes).
+    `transpose="device"` as a layout with `transpose=device` says."""
+    return Drawn(name, contraction(text, dtype=dtype, sizes=sizes, name=name, transpose=transpose), point, form)
 
 
 def checks(kernel: Any) -> bool:
@@ -143,14 +149,18 @@ def draw(seed: int, count: int, scale: str = "small", forms: tuple[str, ...] = F
          dtypes: tuple[str, ...] = DTYPES, attempts: int = 20) -> list[Drawn]:
     """`count` kernels drawn with `seed` (the module docstring); each passes the rules."""
     rng = np.random.default_rng(seed)
+    # the stored-transposed draws from a stream of their own: a draw that stores no operand
+    # k-first uses `rng` as the draws before it did, so adding them moved few kernels
+    transposing = np.random.default_rng([seed, 1])
     out: list[Drawn] = []
     while len(out) < count:
         for _ in range(attempts):
             form = str(rng.choice(forms))
             dtype = str(rng.choice(dtypes))
             name = f"drawn_s{seed}_{len(out)}"
-            spec = contraction(_einsum(rng, form == "batched"), dtype=dtype, sizes=_sizes(rng, form, scale),
-                               name=name)
+            kfirst = str(transposing.choice(["a", "w"])) if form != "batched" and transposing.random() < 0.25 else ""
+            spec = contraction(_einsum(rng, form == "batched", kfirst), dtype=dtype,
+                               sizes=_sizes(rng, form, scale), name=name, transpose="device" if kfirst else "host")
             d = Drawn(name, spec, _point(rng, points(spec)), form)
             if _builds(d) and checks(d.kernel):
                 out.append(d)
