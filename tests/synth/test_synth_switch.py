@@ -121,8 +121,10 @@ def test_which_placements_may_switch():
     assert not switch_ok(geometry("1x16 of 32x32"), 512, 1)            # no slice shares w's block
     assert not switch_ok(geometry("16x2 of 8x128, k over 8 slices"), 4096, 1)
     # k in time blocks: each block's chunk of k is cut (384 bf16 in 2 chunks of 192: 4 pieces of 48, 96 bytes)
+    assert switch_ok(geometry("64x4 of 8x128, k in 2 time blocks"), 384, 2)
     assert switch_piece(geometry("64x4 of 8x128, k in 2 time blocks"), 384, 2) == (16, 4)
-    assert not switch_ok(geometry("64x4 of 8x128, k in 8 time blocks"), 512, 1)  # chunks of 64: 16-byte pieces
+    # 128 i8 in 2 chunks of 64: 4 pieces of 16 bytes (the whole k's pieces would be 32)
+    assert switch_piece(geometry("64x4 of 8x128, k in 2 time blocks"), 128, 1) is None
     spec = contraction(GEMM, dtype="i8:i32", sizes=dict(m=512, n=512, k=512))
     space = spec.space()
     assert any(p["placement"].endswith("w by switch") for p in space.points())
