@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from synth.onchip import switch_piece
 from synth.overlap import pieces_ok
 from synth.pairs import pair_ok
 from synth.thin import thin_ok
@@ -97,8 +98,11 @@ def proxy_sizes(spec: Any, point: dict[str, Any]) -> dict[str, int]:
     sizes[ni] = min(size[ni], 2 * g.tn + size[ni] % g.tn)
     # an `a by switch` block is cut into `sn` pieces of `k` of whole 32-byte flits (synth/stream_switch.py),
     # w's (with it) into at most `sm`
+    elem = 1 if spec.dtype_in == "i8" else 2
     shared = max(g.sn, g.sm * g.switch) if g.a_switch else 1
-    kmin = max(64 * g.sk * g.tb, shared * 32 // (1 if spec.dtype_in == "i8" else 2))
+    # a `w by switch` block's k (each time block's chunk) is cut into `pieces` of whole flits (synth/onchip.py)
+    pieces = switch_piece(g, size[spec.contracted], elem)[1] if g.switch else 1
+    kmin = max(64 * g.sk * g.tb, shared * 32 // elem, g.tb * pieces * 32 // elem)
     sizes[spec.contracted] = min(size[spec.contracted], kmin)
     if spec.batch is not None:  # two steps of the batch (of `sb` elements each when it spans slices)
         sizes[spec.batch] = min(sizes[spec.batch], 2 * g.sb)

@@ -15,19 +15,22 @@ from ir.dtypes import DType
 from synth.tiling import Geometry
 from tu_ops.target import Constants, rngd
 
-__all__ = ["device_transpose", "switch_fetch", "switch_names", "switch_ok", "switch_piece", "switch_w_block"]
+__all__ = ["device_transpose", "switch_fetch", "switch_held", "switch_names", "switch_ok", "switch_piece",
+           "switch_w_block"]
 
 
 def switch_ok(g: Geometry, k: int, elem: int, const: Constants | None = None) -> bool:
     """Whether the stationary `w` of geometry `g` may be spread over its `sm` slices and
-    broadcast by the Switch Engine: `k` whole on a slice (a split `k`'s chunks take the
-    innermost slice factor the broadcast needs), more than one slice along m, and the block
-    cut into `sm` pieces (`switch_piece`)."""
-    return g.sk == 1 and g.tb == 1 and g.sm > 1 and switch_piece(g, k, elem, const) is not None
+    broadcast by the Switch Engine: `k` whole on a slice or in time blocks (a `k` split over
+    slices puts its chunks on the innermost slice factor the broadcast needs), more than one
+    slice along m, and the block (of each time block's chunk of `k`) cut into `sm` pieces
+    (`switch_piece`)."""
+    return g.sk == 1 and g.sm > 1 and switch_piece(g, k, elem, const) is not None
 
 
 def switch_piece(g: Geometry, k: int, elem: int, const: Constants | None = None) -> tuple[int, int] | None:
-    """How a `switch` block of w (`c` rows, `k` whole) is cut over its `sm` slices, as
+    """How a `switch` block of w (`c` rows; `k` whole, or with `k` in `tb` time blocks each
+    block's chunk of `k / tb`: the chunk stands for `k` below) is cut over its `sm` slices, as
     (groups, pieces): the block's `c / 8` groups of 8 rows (one per lane) go to `groups`
     slices, each slice holding every `groups`-th group, and `k` to `pieces` slices, each
     holding a piece of `k / pieces` (`groups * pieces == sm`). The rows are cut first (the
@@ -35,6 +38,7 @@ def switch_piece(g: Geometry, k: int, elem: int, const: Constants | None = None)
     slices; a piece of `k` is whole 32-byte flits (the switch moves 8-byte words,
     SWITCH-18, and collect cuts the pieces into flits). None: no cut fits."""
     const = const or rngd().constants
+    k //= g.tb
     rows = g.c // 8
     groups = g.sm if rows % g.sm == 0 else rows if g.sm % rows == 0 else 0
     if not groups:
@@ -47,12 +51,14 @@ def switch_piece(g: Geometry, k: int, elem: int, const: Constants | None = None)
 
 def switch_names(v: dict[str, Any], k: int, elem: int) -> None:
     """Add to `v` how its `w by switch` block is cut (`groups` of 8 rows and `pieces` of `k`,
-    `kpiece` elements each) and the WSlice factors that name a slice's piece."""
-    geo, K = v["geo"], v["K"]
+    or of a time block's chunk of it, `kpiece` elements each) and the WSlice factors that
+    name a slice's piece."""
+    geo, Kl = v["geo"], v["Kl"]
     groups, pieces = switch_piece(geo, k, elem)
     T = v["N"] if v["stationary_w"] else v["M"]
-    v["groups"], v["pieces"], v["kpiece"] = groups, pieces, k // pieces
-    v["piece_slice"] = ", ".join([f"{T} / 8 % {groups}"] * (groups > 1) + [f"{K} / {k // pieces}"] * (pieces > 1))
+    chunk = k // geo.tb  # with `k` in time blocks, each block's chunk is cut (`Kl` is `K % chunk`)
+    v["groups"], v["pieces"], v["kpiece"] = groups, pieces, chunk // pieces
+    v["piece_slice"] = ", ".join([f"{T} / 8 % {groups}"] * (groups > 1) + [f"{Kl} / {chunk // pieces}"] * (pieces > 1))
 
 
 def device_transpose(v: dict[str, Any], name: str, X: str, rows: int, var: str, stored: str) -> list[str]:
@@ -85,28 +91,35 @@ def switch_w_block(v: dict[str, Any], rows_chain: str) -> list[str]:
     """A `w by switch` block of w: moved from HBM once, each of the slices sharing it holding
     one piece (WSlice): its groups of 8 rows, with their `k` or a piece of it. `rows_chain`
     picks the block from the HBM view."""
-    wn, N, K, g, sm = v["wn"], v["N"], v["K"], v["g"], v["geo"].sm
-    held = ", ".join([f"{N} % 8"] + [f"{N} / {8 * v['groups']} % {g // v['groups']}"] * (g > v["groups"])
-                     + [f"{K} % {v['kpiece']}" if v["pieces"] > 1 else K])
+    wn, sm = v["wn"], v["geo"].sm
     return [f"        # row block j of {wn} ({v['tn']} rows) moved once: each of the {sm} slices sharing a block "
             "holds one piece",
             f'        rows = {wn}.view(){rows_chain}',
-            f'        return rows.to_dm(ctx.tdma, DmTensor[{v["din"]}, Chip, Cluster, WSlice, m("{held}")])']
+            f'        return rows.to_dm(ctx.tdma, DmTensor[{v["din"]}, Chip, Cluster, WSlice, m("{switch_held(v)}")])']
 
 
-def switch_fetch(v: dict[str, Any]) -> list[str]:
+def switch_held(v: dict[str, Any]) -> str:
+    """The element mapping of a slice's piece of a `w by switch` block in DM: its groups of 8
+    rows, with their `k` (a time block's chunk, `Kl`) or a piece of it."""
+    N, g = v["N"], v["g"]
+    return ", ".join([f"{N} % 8"] + [f"{N} / {8 * v['groups']} % {g // v['groups']}"] * (g > v["groups"])
+                     + [f"{v['K']} % {v['kpiece']}" if v["pieces"] > 1 else v["Kl"]])
+
+
+def switch_fetch(v: dict[str, Any], pad: str = " " * 16) -> list[str]:
     """The fetch and switch of a `w by switch` TRF load: each slice fetches its piece, the
     Switch Engine moves the piece's slice factors into the innermost Time (BROADCAST1 over the
-    `sm` slices side by side on the ring), so every slice streams the whole block."""
-    T, g, K, sm, groups = v["T"], v["g"], v["K"], v["geo"].sm, v["groups"]
+    `sm` slices side by side on the ring), so every slice streams the whole block. `pad`
+    indents the lines."""
+    T, g, K, Kl, sm, groups = v["T"], v["g"], v["K"], v["Kl"], v["geo"].sm, v["groups"]
     fetched = ", ".join([f"{T} % 8"] + [f"{T} / {8 * groups} % {g // groups}"] * (g > groups))
-    packet = f"{K} % {v['kpiece']}" if v["pieces"] > 1 else K
-    after = f"{T} % 8, {T} / 8 % {g}" + (f", {K} / {v['kpiece']}" if v["pieces"] > 1 else "")
+    packet = f"{K} % {v['kpiece']}" if v["pieces"] > 1 else Kl
+    after = f"{T} % 8, {T} / 8 % {g}" + (f", {Kl} / {v['kpiece']}" if v["pieces"] > 1 else "")
     # with `a` switched too, the n factor is innermost (synth/stream_switch.py): the sub-ring is every
     # slice of the tile and the pieces go to the slices of their column, `sn` apart
     sn = v["geo"].sn if v["geo"].a_switch else 1
     ring = (f"sub-ring of {sm * sn} slices into the {sm} of their column" if sn > 1
             else f"sub-ring of {sm} slices into each of them")
-    return [f'                .fetch(m("{fetched}"), m("{packet}"))',
-            f"                # the {sm} pieces go around their {ring}",
-            f'                .switch(Slice, m("{after}"), SwitchConfig.BROADCAST1(slice1={sm}, slice0={sn}))']
+    return [f'{pad}.fetch(m("{fetched}"), m("{packet}"))',
+            f"{pad}# the {sm} pieces go around their {ring}",
+            f'{pad}.switch(Slice, m("{after}"), SwitchConfig.BROADCAST1(slice1={sm}, slice0={sn}))']

@@ -53,7 +53,7 @@ from synth.overlap import PIECES
 from synth.pairs import PAIRS
 from synth.stream_switch import with_stream_switch
 from synth.thin import thin_placements
-from synth.tiling import blocks, needs_split, pad_ok, result_placements, split_placements
+from synth.tiling import blocks, geometry, needs_split, pad_ok, result_placements, split_placements
 from npu_opt.tune import Space
 
 __all__ = ["MODULE_NAMES", "build", "canonical", "points", "source", "space_of"]
@@ -86,8 +86,9 @@ def points(spec: Any) -> dict[str, list[Any]]:
         whole = with_stream_switch(_with_switch(result_placements(m, n, slices, False, shapes), m,
                                                 size[spec.contracted], elem), m, n, size[spec.contracted], elem) \
             if shapes else []
-        return _with_pair(spec, _with_pieces(spec, split_levers(spec, m, n, packets, wn,
-                                                                [g.label() for g in whole])))
+        levers = split_levers(spec, m, n, packets, wn, [g.label() for g in whole])
+        levers["placement"] += _time_block_switch(levers["placement"], m, size[spec.contracted], elem)
+        return _with_pair(spec, _with_pieces(spec, levers))
     placements = result_placements(m, n, slices, pad_ok(spec), shapes)
     thin = thin_placements(spec, m, n, slices, placements) if shapes and not spec.device_transposed else []
     if spec.batch is not None:  # batch elements side by side on slices: each on a share of them
@@ -155,6 +156,17 @@ def _with_switch(placements: list[Any], m: int, k: int, elem: int) -> list[Any]:
             out.append(g)
             twins.append(attrs.evolve(g, switch=True))
     return out + twins
+
+
+def _time_block_switch(placements: list[str], m: int, k: int, elem: int) -> list[str]:
+    """The `w by switch` twins of the placements whose `k` runs in time blocks (onchip.switch_ok
+    on each block's chunk), after every other placement: each chunk of w's block moves from
+    HBM once, cut over the slices along m, where the copies move it to every one of them (a
+    chunk a slice, one after another inside the tile). Not a result padded along m (the
+    reason `_with_switch` gives)."""
+    twins = [attrs.evolve(g, switch=True) for g in map(geometry, placements)
+             if g.tb > 1 and not g.switch and m % g.tm == 0 and switch_ok(g, k, elem)]
+    return [g.label() for g in twins if g.label() not in placements]
 
 
 def source(spec: Any, point: dict[str, Any]) -> str:

@@ -3,7 +3,10 @@
 smallest that fits a slice's TRF and DM, and one slice contracts them one after another,
 where a `k over SK slices` placement would spread them over slices. Each row block of `a` is
 the list of its chunks in DM; `w`'s chunks stay in HBM until the tile moves each into DM and
-the TRF just before its contraction. A chunk's partial sums wait in the VRF for the next
+the TRF just before its contraction; with `w by switch` every chunk moves into DM up front,
+once, cut over the slices that share it (each holds a small share), and the Switch Engine
+broadcasts each into their TRFs just before its contraction (synth/onchip.py).
+A chunk's partial sums wait in the VRF for the next
 chunk to add them on the Vector Engine; the last chunk commits the tile.
 `v` is the dictionary of names and numbers of synth/gemm_text.py's `gemm_names`.
 """
@@ -11,6 +14,8 @@ chunk to add them on the Vector Engine; the last chunk commits the tile.
 from __future__ import annotations
 
 from typing import Any
+
+from synth.onchip import switch_fetch, switch_held
 
 __all__ = ["time_block_loads", "time_block_tile"]
 
@@ -28,10 +33,18 @@ def time_block_loads(v: dict[str, Any], a_rows: str, w_rows: str) -> list[str]:
             f"                for t in range({tb})]",
             "",
             f"    def w_block(j):",
-            f"        # row block j of {v['wn']} ({v['tn']} rows) as {tb} chunks of {v['K']}, left in HBM: tile() "
-            "moves each into",
-            "        # DM and the TRF just before its contraction (the whole block would not fit a slice)",
-            f'        return [{v["wn"]}.view(){w_rows} for t in range({tb})]',
+            *([f"        # row block j of {v['wn']} ({v['tn']} rows) as {tb} chunks of {v['K']}, each moved once: "
+               f"each of the {v['geo'].sm} slices",
+               "        # sharing a block holds one piece of every chunk (a small share of the block), so all the "
+               "chunks move",
+               "        # first and each one's TRF load waits only for its own chunk",
+               f'        return [{v["wn"]}.view(){w_rows}',
+               f'                .to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, WSlice, m("{switch_held(v)}")])',
+               f"                for t in range({tb})]"] if v["geo"].switch else
+              [f"        # row block j of {v['wn']} ({v['tn']} rows) as {tb} chunks of {v['K']}, left in HBM: tile() "
+               "moves each into",
+               "        # DM and the TRF just before its contraction (the whole block would not fit a slice)",
+               f'        return [{v["wn"]}.view(){w_rows} for t in range({tb})]']),
             "",
             "    def stationary(chunks):",
             "        return chunks",
@@ -53,10 +66,14 @@ def time_block_tile(v: dict[str, Any], dst: list[str], work: list[str]) -> list[
              f"({packet * (1 if v['din'] == 'i8' else 2)} bytes, OUTER-3); the time loop sums the rest",
              "        acc = None",
              f"        for t in range({tb}):",
-             f'            held_dm = held[t].to_dm(ctx.tdma, DmTensor[{v["din"]}, Chip, Cluster, Slice, '
-             f'm("{T} % {rt}, {Kl}")])',
+             *(["            # w by switch: the chunk's pieces are in DM already (w_block); the Switch Engine",
+                "            # broadcasts them into every TRF",
+                "            held_dm = held[t]"] if v["geo"].switch else
+               [f'            held_dm = held[t].to_dm(ctx.tdma, DmTensor[{v["din"]}, Chip, Cluster, Slice, '
+                f'm("{T} % {rt}, {Kl}")])']),
              "            trf = (ctx.sub.begin(held_dm.view())",
-             f'                   .fetch(m("{T} % 8, {T} / 8 % {g}"), m("{Kl}"))',
+             *(switch_fetch(v, " " * 19) if v["geo"].switch else
+               [f'                   .fetch(m("{T} % 8, {T} / 8 % {g}"), m("{Kl}"))']),
              f'                   .collect(m("{T} % 8, {T} / 8 % {g}, {Kl} / {flit}"), m("{K} % {flit}"))',
              f'                   .to_trf(m("{T} % 8"), m("{T} / 8 % {g}, {Kl}")))',
              "            part = (ctx.main.begin(streamed[t].view())",

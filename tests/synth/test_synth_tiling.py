@@ -88,7 +88,9 @@ def test_k_in_time_blocks_accumulates_in_the_vrf_and_equals_the_oracle(dtype: st
 def test_a_space_too_large_to_run_is_checked_at_a_proxy_size(tmp_path: Path, capsys: pytest.CaptureFixture,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     # The budget of products a full-size check may run, made small: this space then checks its
-    # best candidate at the proxy sizes (two tiles each way where it has them, 64 k a slice).
+    # best candidate at the proxy sizes (two tiles each way where it has them, 64 k a slice and
+    # time block; a `w by switch` block's chunk of k at least one 32-byte flit for each of its
+    # pieces: 8 x 128 blocks on 64 x 4 slices cut each chunk into 4 pieces).
     monkeypatch.setattr(synth_offer, "CHECK_MACS", 1 << 20)
     out = tmp_path / "out"
     assert main(["synth", GEMM, "--sizes", "m=512,n=512,k=4096", "-o", str(out), "--top", "1"]) == 0, \
@@ -96,7 +98,8 @@ def test_a_space_too_large_to_run_is_checked_at_a_proxy_size(tmp_path: Path, cap
     data = json.loads((out / "synth.json").read_text())
     g = geometry(data["candidates"][data["winner"]]["params"]["placement"])
     checked = [c["checked"] for c in data["candidates"] if c["checked"]]
-    assert checked == [f"pass at k={64 * g.sk},m={min(512, 2 * g.tm)},n={min(512, 2 * g.tn)}"]
+    k = max(64 * g.sk * g.tb, g.tb * 4 * 32 if g.switch else 0)
+    assert checked == [f"pass at k={k},m={min(512, 2 * g.tm)},n={min(512, 2 * g.tn)}"]
     assert (out / "synth_kernel.visa").exists()
 
 
