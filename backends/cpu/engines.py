@@ -19,10 +19,17 @@ __all__ = ["transpose", "switch"]
 @handles(Transpose)
 def transpose(op: Transpose, buf: np.ndarray) -> np.ndarray:
     """Transpose Engine, slice by slice (padding rows stay zero, as every cpu buffer's)."""
-    t = op.input.type
-    x = buf.reshape(-1, t.time.size, t.packet.size)
+    t, out_t = op.input.type, op.result.type
+    spatial = layout.spatial_levels(t)
+    if spatial != layout.spatial_levels(out_t):  # not slice for slice: every position
+        x = buf.reshape(-1, t.time.size, t.packet.size)
+        return transpose_data(x, op.params(), op.out_time.size).reshape(layout.shape_of(out_t))
+    # the live slices only: a padding slice's stream is zeros and so is its transpose (a kernel
+    # on 1/4 of the slices transposed 4x its cells; issue 61, drawn bf16 kernels read `k` first)
+    rows = layout.rows_view(buf, t)
+    x = rows.reshape(rows.shape[0], t.time.size, t.packet.size)
     out = transpose_data(x, op.params(), op.out_time.size)
-    return out.reshape(layout.shape_of(op.result.type))
+    return layout.from_rows(out.reshape(out.shape[0], *layout.shape_of(out_t)[len(spatial):]), out_t)
 
 
 @handles(Switch, lazy=True, compact=True, gathers=True)  # a broadcast gathers from a fetch not made yet

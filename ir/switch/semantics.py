@@ -104,6 +104,7 @@ def transpose_data(x: np.ndarray, params: TransposeParams, out_time_size: int, f
     outer = n_time // (p.in_rows * p.packets_per_col)
     v = x[:, :, :p.valid_size_per_packet].reshape(n_slice, outer, p.in_rows, p.in_cols)
     tiles = v.transpose(0, 1, 3, 2)[:, :, :p.out_rows, :]  # [s, outer, out_rows, in_rows]
-    out = np.full((n_slice, outer, p.out_rows, flit), fill, dtype=x.dtype)
+    out = np.empty((n_slice, outer, p.out_rows, flit), dtype=x.dtype)
     out[..., :p.in_rows] = tiles
+    out[..., p.in_rows:] = fill   # each cell written once (np.full wrote the tiles' cells twice)
     return out.reshape(n_slice, out_time_size, flit)
