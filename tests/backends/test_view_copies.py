@@ -224,20 +224,7 @@ def test_the_straight_copys_form_is_found_with_little_scratch(monkeypatch):
     cell of the view (the lookup positions and the plan's lookup, the source and output
     offset columns; ~4 measured), not an index array per level as well (7.5 before):
     measured on gemm_tiled's DM -> HBM copies, and the GEMM is exact."""
-    peaks = []
-    real = views._direct_form.__wrapped__
-
-    def measured(src_t, view, *rest):
-        cells = int(np.prod([len(live_positions(mp)) for mp in (*layout.spatial_levels(view), *layout.local_levels(view))]))
-        tracemalloc.start()
-        try:
-            form = real(src_t, view, *rest)
-            peaks.append((tracemalloc.get_traced_memory()[1], cells, form is not None))
-        finally:
-            tracemalloc.stop()
-        return form
-    monkeypatch.setattr(views, "_direct_form", measured)
-    monkeypatch.setattr(views, "_direct_live", lambda *args: False)
+    peaks = _traced_direct_forms(monkeypatch, peak=True)
     _exact_gemm_tiled(9)
     found = [(peak, cells) for peak, cells, ok in peaks if ok and cells >= 1 << 14]
     assert found
@@ -316,21 +303,7 @@ def test_the_straight_copys_form_keeps_no_table_of_a_levels_live_positions(monke
     the process. A small tiled i8 GEMM written straight into its 32 Ki-cell result; exact."""
     d = pinned("tiled_i8", "out[m,n] = w[n,k] * a[m,k]", "i8:i32", {"k": 32, "m": 512, "n": 64},
                {"placement": "8x8 of 8x8, on 1/4 of the slices", "trf": "w", "packet": 32, "pieces": 1}, "tiled")
-    kept = []
-    real = views._direct_form.__wrapped__
-
-    def measured(src_t, view, *rest):
-        cells = int(np.prod([len(live_positions(mp)) for mp in (*layout.spatial_levels(view), *layout.local_levels(view))]))
-        live_positions.cache_clear()
-        tracemalloc.start()
-        try:
-            form = real(src_t, view, *rest)
-            kept.append((tracemalloc.get_traced_memory()[0], cells, form is not None))
-        finally:
-            tracemalloc.stop()
-        return form
-    monkeypatch.setattr(views, "_direct_form", measured)
-    monkeypatch.setattr(views, "_direct_live", lambda *args: False)
+    kept = _traced_direct_forms(monkeypatch, peak=False)
     arrays = d.inputs(np.random.default_rng(3))
     want = d.oracle(*arrays)
     npu_opt.run(d.kernel, *arrays)
@@ -338,3 +311,26 @@ def test_the_straight_copys_form_keeps_no_table_of_a_levels_live_positions(monke
     assert any(ok for *_, ok in kept), kept
     for size, cells, _ in kept:  # 8 bytes and more per cell before; the form's few words now
         assert size < 4 * cells, (size, cells)
+
+
+def _traced_direct_forms(monkeypatch, peak: bool) -> list[tuple[int, int, bool]]:
+    """Each `views._direct_form` call (its cache bypassed, the live-cells path off) traced by
+    tracemalloc: (peak bytes while it ran, or with `peak=False` the bytes it still holds after
+    `live_positions`' cache is emptied; the view's live cells; whether it found a form)."""
+    found: list[tuple[int, int, bool]] = []
+    real = views._direct_form.__wrapped__
+
+    def measured(src_t, view, *rest):
+        cells = int(np.prod([len(live_positions(mp)) for mp in (*layout.spatial_levels(view), *layout.local_levels(view))]))
+        if not peak:
+            live_positions.cache_clear()
+        tracemalloc.start()
+        try:
+            form = real(src_t, view, *rest)
+            found.append((tracemalloc.get_traced_memory()[1 if peak else 0], cells, form is not None))
+        finally:
+            tracemalloc.stop()
+        return form
+    monkeypatch.setattr(views, "_direct_form", measured)
+    monkeypatch.setattr(views, "_direct_live", lambda *args: False)
+    return found
