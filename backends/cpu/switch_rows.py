@@ -7,9 +7,9 @@ distinct data (a 256 KiB weight became a 4 MiB buffer, then a 4 MiB widened copy
 contraction), and the contraction widened and multiplied every copy.
 
 A switch moves whole packets and never looks at them, so which input packet each output
-(slice, time) holds is found once per switch (`_packet_map`): the engine's own
-`ir.switch.semantics.switch_data` run on the packet numbers of one ring (a packet of one
-number: the map costs a number per packet, not per cell). Output slices with the same map
+(slice, time) holds is found once per switch (`_packet_map`, by
+`ir.switch.semantics.packet_map`: the engine's own data movement run on the packet numbers
+of one ring, a number per packet, not per cell). Output slices with the same map
 row hold the same packets. `distinct` then gathers the rows in use once (each (ring, map
 row) met by a live output row, in the order they first appear), a padding row reads one
 zero row, and returns a `LazyRows` whose `row_of` names, per spatial row, the distinct row
@@ -27,7 +27,7 @@ import attrs
 import numpy as np
 
 from ir.data_movement_ops import Switch
-from ir.switch.semantics import switch_data
+from ir.switch.semantics import packet_map
 
 from backends.cpu import arena, compact_moves, layout
 from backends.cpu.compact_moves import Pending
@@ -64,11 +64,9 @@ def _packet_map(op: Switch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         key = (t.slice, t.time, op.out_slice, op.out_time, op.config)
         found = _SHARED.get(key)
         if found is None:
-            n = t.slice.size * t.time.size  # the map in int32 when it fits
-            ids = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64).reshape(t.slice.size, t.time.size, 1)
-            moved = switch_data(ids, t.slice, t.time, op.out_slice, op.out_time, op.config, fill=-1)[..., 0]
+            moved = packet_map(t.slice, t.time, op.out_slice, op.out_time, op.config)
             _, reps, cls = np.unique(moved, axis=0, return_index=True, return_inverse=True)
-            found = _SHARED.setdefault(key, _Map((np.ascontiguousarray(moved), reps, cls.reshape(-1))))
+            found = _SHARED.setdefault(key, _Map((moved, reps, cls.reshape(-1))))
         _MAPS.put(op, found)
     return found.found
 

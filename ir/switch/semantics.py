@@ -26,7 +26,7 @@ from ir.switch.config import (
 from ir.switch.custom import route_table
 from ir.transpose.params import TransposeParams
 
-__all__ = ["switch_data", "named_switch_data", "custom_switch_data", "transpose_data"]
+__all__ = ["switch_data", "named_switch_data", "custom_switch_data", "packet_map", "transpose_data"]
 
 
 def named_switch_data(x: np.ndarray, config: SwitchVariant) -> np.ndarray:
@@ -93,6 +93,18 @@ def switch_data(x: np.ndarray, in_slice: Mapping, in_time: Mapping, out_slice: M
     if isinstance(config, CustomBroadcast):
         return custom_switch_data(x, in_slice, in_time, out_slice, out_time, fill)
     return named_switch_data(x, config)
+
+
+def packet_map(in_slice: Mapping, in_time: Mapping, out_slice: Mapping, out_time: Mapping,
+               config: SwitchVariant) -> np.ndarray:
+    """map[s', t']: the input packet `s * T + t` (slice s, step t of one ring of `T` steps)
+    that output slice s' holds at step t' of a legal switch, -1 where it holds none (a custom
+    broadcast's empty slots). A switch moves whole packets and never looks at them, so this
+    is `switch_data` run on the packet numbers (a packet of one number: a number a packet,
+    not a cell), int32 when they fit."""
+    n = in_slice.size * in_time.size
+    ids = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64).reshape(in_slice.size, in_time.size, 1)
+    return np.ascontiguousarray(switch_data(ids, in_slice, in_time, out_slice, out_time, config, fill=-1)[..., 0])
 
 
 def transpose_data(x: np.ndarray, params: TransposeParams, out_time_size: int, fill: int = 0) -> np.ndarray:

@@ -7,9 +7,9 @@ included, then the live rows copied out of it: on a bf16 GEMM 64 MiB and 16 MiB 
 run, where 2 MiB differ (issue 61: 12.5 ms of a 44 ms run; 1.2 s of 1.5 s on another).
 
 A switch moves whole packets and never looks at them, so which input packet each output
-(slice, step) holds is found once per record (`_plan`): the engine's own
-`ir.switch.semantics.switch_data` run on the packet numbers of one ring (a packet of one
-number). Output rows of one (chip, cluster) whose map rows are equal hold the same packets;
+(slice, step) holds is found once per record (`_plan`): `ir.switch.semantics.packet_map`,
+the engine's own data movement run on the packet numbers of one ring, as the cpu backend
+finds it. Output rows of one (chip, cluster) whose map rows are equal hold the same packets;
 the first of them is stored, by one gather of the input's packets, and the others name it
 (`held`). `switch_rows` returns the stream with only those rows stored; the feed hands it on
 as a sparse `Repeated` (visa/interp/fast/repeated.py): the compiled float contraction
@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ir.switch.semantics import switch_data
+from ir.switch.semantics import packet_map
 from tu_ops.feed_lift import fetched_type
 from visa.interp.rows import Rows
 from visa.interp.shortcuts import per_record, register
@@ -42,9 +42,7 @@ def _packet_map(route: Any, fetch: Any) -> np.ndarray:
     """map[s', t']: the input packet `s * T + t` (slice s, step t of one ring) that output
     slice s' holds at step t', -1 where it holds none (a custom broadcast's empty slots) or
     where the switched Time is padding (those steps are zero)."""
-    ids = np.arange(fetch.slice.size * fetch.time.size, dtype=np.int64).reshape(fetch.slice.size, fetch.time.size, 1)
-    moved = switch_data(ids, fetch.slice, fetch.time, route.out_slice, route.out_time, route.variant(), fill=-1)
-    moved = np.ascontiguousarray(moved[..., 0])
+    moved = packet_map(fetch.slice, fetch.time, route.out_slice, route.out_time, route.variant())
     moved[:, pad_mask(route.out_time)] = -1
     return moved
 
