@@ -12,7 +12,7 @@ from typing import Any
 
 from ir.dtypes import DType
 from synth import epilogue, target
-from synth.onchip import device_transpose, switch_fetch, switch_names, switch_w_block
+from synth.onchip import device_transpose, switch_cut_text, switch_fetch, switch_names, switch_w_block
 from synth.overlap import a_pieces, piece_tile, pieces_ok, tile_pieces
 from synth.pairs import pair_ok
 from synth.stream_switch import stream_a_block, stream_fetch, stream_mapping, stream_names
@@ -179,9 +179,7 @@ def _gemm_mapping(v: dict[str, Any]) -> list[str]:
     lines += [f'Slice = m("{geo.slice_map(M, N, K, v["size"][spec.contracted], (v["bi"] or "").upper())}")']
     if geo.switch:
         wslice = geo.switch_slices(v["piece_slice"], f"{N} % {geo.tn} / {c}", (v["bi"] or "").upper())
-        cut = " and ".join([f"1/{geo.sm} of its groups of 8 rows"] * (v["groups"] == geo.sm)
-                           + [f"one of its {v['groups']} groups of 8 rows"] * (1 < v["groups"] < geo.sm)
-                           + [f"a piece of {v['kpiece']} of {K}"] * (v["pieces"] > 1))
+        cut = switch_cut_text(v)
         lines += [f"# w by switch: each block of {wn} moves from HBM once, spread over the {geo.sm} slices that "
                   f"share it ({cut}",
                   f"# each; WSlice puts the piece where Slice has {M}); the Switch Engine broadcasts the pieces "

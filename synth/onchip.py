@@ -12,11 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 from ir.dtypes import DType
+from synth.row_cut import row_cut_fetch, row_cut_held, row_cut_names, row_cut_text
 from synth.tiling import Geometry
 from tu_ops.target import Constants, rngd
 
-__all__ = ["device_transpose", "switch_fetch", "switch_held", "switch_names", "switch_ok", "switch_piece",
-           "switch_w_block"]
+__all__ = ["device_transpose", "switch_cut_text", "switch_fetch", "switch_held", "switch_names", "switch_ok",
+           "switch_piece", "switch_w_block"]
 
 
 def switch_ok(g: Geometry, k: int, elem: int, const: Constants | None = None) -> bool:
@@ -59,6 +60,19 @@ def switch_names(v: dict[str, Any], k: int, elem: int) -> None:
     chunk = k // geo.tb  # with `k` in time blocks, each block's chunk is cut (`Kl` is `K % chunk`)
     v["groups"], v["pieces"], v["kpiece"] = groups, pieces, chunk // pieces
     v["piece_slice"] = ", ".join([f"{T} / 8 % {groups}"] * (groups > 1) + [f"{Kl} / {chunk // pieces}"] * (pieces > 1))
+    # fewer groups than slices: whole rows a slice where they can be (synth/row_cut.py), not pieces of every group
+    v["cut_rows"] = 0
+    row_cut_names(v, k, elem)
+
+
+def switch_cut_text(v: dict[str, Any]) -> str:
+    """What one slice holds of a `w by switch` block (the WSlice comment)."""
+    if v["cut_rows"]:
+        return row_cut_text(v)
+    geo = v["geo"]
+    return " and ".join([f"1/{geo.sm} of its groups of 8 rows"] * (v["groups"] == geo.sm)
+                        + [f"one of its {v['groups']} groups of 8 rows"] * (1 < v["groups"] < geo.sm)
+                        + [f"a piece of {v['kpiece']} of {v['K']}"] * (v["pieces"] > 1))
 
 
 def device_transpose(v: dict[str, Any], name: str, X: str, rows: int, var: str, stored: str) -> list[str]:
@@ -100,7 +114,10 @@ def switch_w_block(v: dict[str, Any], rows_chain: str) -> list[str]:
 
 def switch_held(v: dict[str, Any]) -> str:
     """The element mapping of a slice's piece of a `w by switch` block in DM: its groups of 8
-    rows, with their `k` (a time block's chunk, `Kl`) or a piece of it."""
+    rows, with their `k` (a time block's chunk, `Kl`) or a piece of it (or its whole rows,
+    synth/row_cut.py)."""
+    if v["cut_rows"]:
+        return row_cut_held(v)
     N, g = v["N"], v["g"]
     return ", ".join([f"{N} % 8"] + [f"{N} / {8 * v['groups']} % {g // v['groups']}"] * (g > v["groups"])
                      + [f"{v['K']} % {v['kpiece']}" if v["pieces"] > 1 else v["Kl"]])
@@ -110,7 +127,9 @@ def switch_fetch(v: dict[str, Any], pad: str = " " * 16) -> list[str]:
     """The fetch and switch of a `w by switch` TRF load: each slice fetches its piece, the
     Switch Engine moves the piece's slice factors into the innermost Time (BROADCAST1 over the
     `sm` slices side by side on the ring), so every slice streams the whole block. `pad`
-    indents the lines."""
+    indents the lines. A block cut into whole rows: synth/row_cut.py's."""
+    if v["cut_rows"]:
+        return row_cut_fetch(v, pad)
     T, g, K, Kl, sm, groups = v["T"], v["g"], v["K"], v["Kl"], v["geo"].sm, v["groups"]
     fetched = ", ".join([f"{T} % 8"] + [f"{T} / {8 * groups} % {g // groups}"] * (g > groups))
     packet = f"{K} % {v['kpiece']}" if v["pieces"] > 1 else Kl

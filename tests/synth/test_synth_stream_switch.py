@@ -97,13 +97,15 @@ def _makespan(spec, placement: str) -> int:
 
 
 def test_both_switched_wins_where_a_outweighs_w():
-    """A 1024 x 256 x 256 bf16 GEMM on 128 x 2 slices: a's 512 KiB copied to 2 slices cost more
-    DMA time than w's broadcast over the outer ring factor (2 x its block's flits, on the sub
-    context while a moves): 15,868 cycles against 16,078 for `w by switch`, the space's
-    best before."""
+    """A 1024 x 256 x 256 bf16 GEMM on 64 x 4 slices: a's 512 KiB copied to 4 slices cost more
+    DMA time than w's broadcast over the outer ring factor (4 x its block's flits, on the sub
+    context while a moves): 16,078 cycles against 18,638 for `w by switch` (a whole row of
+    w's block a slice, synth/row_cut.py). On 128 x 2 slices, where `a` is copied to only 2,
+    `w by switch` wins since its whole rows move in whole DMA requests (14,542 cycles against
+    15,868, the space's best; 16,078 for the piece cut before)."""
     spec = contraction(GEMM, dtype="bf16:f32", sizes=dict(m=1024, n=256, k=256))
-    w_only = _makespan(spec, "128x2 of 8x128, w by switch")
-    both = _makespan(spec, "128x2 of 8x128, a and w by switch")
+    w_only = _makespan(spec, "64x4 of 16x64, w by switch")
+    both = _makespan(spec, "64x4 of 16x64, a and w by switch")
     assert both < w_only
 
 

@@ -1,6 +1,7 @@
 """The `w by switch` placements of `npu-opt synth` (synth/onchip.py): a block of the stationary operand moves from HBM once, spread over the slices
 of the tile that share it, and the Switch Engine broadcasts it into each slice's TRF
-(BROADCAST1 over the m factor, innermost on the ring), instead of one DMA copy per slice.
+(BROADCAST1 over the m factor, innermost on the ring; BROADCAST01 where a slice holds fewer
+than 8 whole rows, synth/row_cut.py), instead of one DMA copy per slice.
 
 Each kernel is checked against an independent numpy oracle on the cpu backend and in the VISA
 interpreter, and against its DMA-copy twin (same placement without the switch): the same
@@ -76,7 +77,7 @@ def test_a_switch_kernel_equals_numpy(case, backend):
     point = dict(placement=placement, trf="w", packet=packet, **extra)
     kernel = build(spec, point)
     assert npu_opt.check(kernel).ok
-    assert "SwitchConfig.BROADCAST1" in source(spec, point)
+    assert "SwitchConfig.BROADCAST" in source(spec, point)
     _equals_numpy(spec, kernel, case, 99, backend)
 
 
@@ -142,7 +143,8 @@ def test_w_by_switch_with_k_in_time_blocks_equals_numpy_and_beats_its_copies():
     placement = "64x4 of 8x128, k in 2 time blocks, w by switch"
     assert placement in points(spec)["placement"]
     point = dict(placement=placement, trf="w", packet=32)
-    assert "SwitchConfig.BROADCAST1(slice1=64, slice0=1)" in source(spec, point)
+    # 128 rows over 64 slices: 2 whole rows of each chunk a slice (synth/row_cut.py)
+    assert "SwitchConfig.BROADCAST01(slice1=4, slice0=16, time0=2)" in source(spec, point)
     lever_checks.equals_numpy(spec, point)
     switched = lever_checks.makespan(spec, point)
     assert switched < 22_932
