@@ -1,7 +1,8 @@
 """Moves inside the chip that `npu-opt synth`'s GEMM candidates make instead of more HBM
 traffic or a host copy (docs/synth.md): the Switch Engine broadcast of the stationary `w`
 (a `w by switch` placement: each block moves from HBM once, spread over the slices that
-share it, and the switch streams the whole block into each one's TRF), and the Transpose
+share it, and the switch streams the whole block into each one's TRF; a block with fewer
+groups of 8 rows than slices is cut into whole rows by synth/row_cut.py), and the Transpose
 Engine's transposing load of an operand stored with the contracted index first
 (`--transpose device`). `switch_ok` and `switch_piece` decide the geometry; the other
 functions write kernel lines from the names of synth/gemm_text.py's `gemm_names`.

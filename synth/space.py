@@ -142,8 +142,8 @@ def _with_switch(placements: list[Any], m: int, k: int, elem: int) -> list[Any]:
     share one copy of w's block. A twin that cuts the block by whole rows replaces its
     placement: in the model it moves fewer bytes in packets as long and its TRF load costs
     the same (the switch's `ring_size x Time x flits` is the block's flits), so the copies
-    could not win and would only cost a compile; a twin that cuts `k` into pieces (shorter
-    DMA packets) is added beside it. Not a result padded along m inside the kernel: the
+    could not win and would only cost a compile; a twin that cuts finer (fewer rows a slice
+    than a group, synth/row_cut.py, or pieces of `k`: shorter DMA packets) is added beside it. Not a result padded along m inside the kernel: the
     switch's copies land on the m factor of the TRF's Slice, which must be the streamed
     operand's (SPACE-4), and a padded factor cannot take copies (SWITCH-11)."""
     out, twins = [], []
