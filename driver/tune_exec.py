@@ -166,6 +166,7 @@ class _Dask(_Futures):
 
 
 CONNECT_TIMEOUT = 30.0  # seconds to reach a scheduler and hear from it
+PROBE_GRACE = 10.0  # seconds past CONNECT_TIMEOUT before the probe child is killed (dask's own timeout may come first)
 _ADDRESS = re.compile(r"(?:(?:tcp|tls|ws|wss|ucx)://)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):[0-9]{1,5}")
 
 
@@ -228,7 +229,7 @@ class _Spawned:
 
 class _Probe:
     """Does the dask scheduler at `address` answer? A child process asks (forked from this one
-    when it runs one thread, else driver/dask_probe.py), killed at `CONNECT_TIMEOUT` and a few
+    when it runs one thread, else driver/dask_probe.py), killed at `CONNECT_TIMEOUT` and `PROBE_GRACE`
     seconds more: a port that accepts the connection and never answers holds a `Client` for
     good. An address of no network scheme's form (`tcp://host:port`, `tls://`, `ws://`,
     `wss://`, `ucx://`, or a bare `host:port`) is refused at once, without the child; any
@@ -239,7 +240,7 @@ class _Probe:
             raise NpuOptError(f"cannot use {address!r} as a dask scheduler (an address like tcp://host:8786): it is "
                               "not of the form scheme://host:port", code="USAGE")
         self._address = address
-        self._deadline = time.monotonic() + CONNECT_TIMEOUT + 10
+        self._deadline = time.monotonic() + CONNECT_TIMEOUT + PROBE_GRACE
         forks = _start_method().get_start_method() == "fork"
         self._child: Any = _Forked(address, client_class) if forks else _Spawned(address)
         self.forked = forks

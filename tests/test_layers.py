@@ -11,6 +11,7 @@ behind `python -m npu_opt` (`ALLOWED`).
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -72,7 +73,10 @@ def _imports(path: Path) -> list[str]:
     return out
 
 
-def _modules() -> dict[str, list[str]]:
+@functools.cache
+def modules() -> dict[str, list[str]]:
+    """Every module of PACKAGES -> what it imports. Parsed when a test first asks, not at
+    import: every pytest-xdist worker imports this file to collect it, one runs its tests."""
     found = {}
     for package in PACKAGES:
         for path in sorted((ROOT / package).rglob("*.py")):
@@ -80,21 +84,18 @@ def _modules() -> dict[str, list[str]]:
     return found
 
 
-MODULES = _modules()
-
-
 def _within(name: str, prefix: str) -> bool:
     return name == prefix or name.startswith(prefix + ".")
 
 
 def test_the_tree_is_found():
-    assert len(MODULES) > 100
-    assert {m.split(".")[0] for m in MODULES} == set(PACKAGES)
+    assert len(modules()) > 100
+    assert {m.split(".")[0] for m in modules()} == set(PACKAGES)
 
 
 @pytest.mark.parametrize("importer, imported", FORBIDDEN, ids=[f"{a}->{b}" for a, b in FORBIDDEN])
 def test_no_forbidden_edge(importer, imported):
-    bad = sorted(f"{module} imports {name}" for module, names in MODULES.items() if _within(module, importer)
+    bad = sorted(f"{module} imports {name}" for module, names in modules().items() if _within(module, importer)
                  for name in names if _within(name, imported) and (module, name) not in ALLOWED)
     assert bad == []
 
@@ -103,14 +104,14 @@ def test_synthesis_is_a_package_of_its_own_above_the_dsl():
     """synth/ sits beside npu_opt/, not inside it (issue 59 item 7): it builds kernels with the
     DSL and the tune Space; FORBIDDEN keeps every package below it from importing it."""
     assert not (ROOT / "npu_opt" / "synth").exists()
-    assert {m for m in MODULES if _within(m, "synth")} >= {
+    assert {m for m in modules() if _within(m, "synth")} >= {
         "synth", "synth.spec", "synth.space", "synth.tiling"}
-    assert any(_within(name, "npu_opt") for m, names in MODULES.items() if _within(m, "synth") for name in names)
+    assert any(_within(name, "npu_opt") for m, names in modules().items() if _within(m, "synth") for name in names)
 
 
 def test_no_cycle_between_packages():
     edges = {p: set() for p in PACKAGES}
-    for module, names in MODULES.items():
+    for module, names in modules().items():
         for name in names:
             top = name.split(".")[0]
             if top in edges and top != module.split(".")[0] and (module, name) not in ALLOWED:
@@ -136,12 +137,12 @@ def test_no_cycle_between_packages():
 
 def test_each_exception_is_still_needed():
     """An ALLOWED edge that no module takes any more is removed from the list."""
-    taken = {(module, name) for module, names in MODULES.items() for name in names}
+    taken = {(module, name) for module, names in modules().items() for name in names}
     assert sorted(set(ALLOWED) - taken) == []
 
 
 def test_the_shim_is_the_only_way_from_npu_opt_to_the_command_line():
-    edges = sorted((module, name) for module, names in MODULES.items() if _within(module, "npu_opt")
+    edges = sorted((module, name) for module, names in modules().items() if _within(module, "npu_opt")
                    for name in names if _within(name, "driver"))
     assert edges == sorted(ALLOWED)
 
@@ -181,13 +182,13 @@ LSP_PROTOCOL_MODULES = {"driver.lsp.server", "driver.lsp.features", "driver.lsp.
 
 
 def test_only_the_language_server_imports_the_protocol_libraries():
-    users = {module for module, names in MODULES.items()
+    users = {module for module, names in modules().items()
              if any(_within(name, lib) for name in names for lib in ("pygls", "lsprotocol"))}
     assert users == LSP_PROTOCOL_MODULES
 
 
 def test_only_the_lsp_command_imports_the_language_server():
-    importers = sorted(f"{module} imports {name}" for module, names in MODULES.items()
+    importers = sorted(f"{module} imports {name}" for module, names in modules().items()
                        if not _within(module, "driver.lsp") for name in names if _within(name, "driver.lsp"))
     assert importers == ["driver.cli_parser imports driver.lsp.server", "driver.cli_parser imports driver.lsp.server.serve",
                          "driver.cli_parser imports driver.lsp.supervisor",
@@ -222,7 +223,7 @@ NOT_YET_APART = {
 
 
 def test_the_plain_interpreter_imports_nothing_from_fast():
-    importers = {module for module, names in MODULES.items()
+    importers = {module for module, names in modules().items()
                  if _within(module, "visa.interp") and not _within(module, "visa.interp.fast")
                  and module != "visa.interp" and any(_within(name, "visa.interp.fast") for name in names)}
     assert importers == set(NOT_YET_APART)

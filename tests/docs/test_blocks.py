@@ -69,7 +69,7 @@ def _generated_lines(page: Path) -> set[int]:
 def test_transcripts_are_console_blocks() -> None:
     """A `$ npu-opt ...` transcript in a block that is only shown (```text, ```sh) is never
     compared with the real output and drifts; such transcripts must be ```console blocks."""
-    shown_only = [b.where for p in pages() for b in blocks(p)
-                  if b.kind not in RUN_KINDS and b.line not in _generated_lines(p)
+    shown_only = [b.where for p, generated in ((p, _generated_lines(p)) for p in pages()) for b in blocks(p)
+                  if b.kind not in RUN_KINDS and b.line not in generated
                   and any(line.lstrip().startswith("$ npu-opt") for line in b.body.splitlines())]
     assert shown_only == []
