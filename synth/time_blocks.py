@@ -70,9 +70,9 @@ def time_block_tile(v: dict[str, Any], dst: list[str], work: list[str]) -> list[
              f"        # packet={packet}: each contraction step multiplies {packet} elements of {K} "
              f"({packet * (1 if v['din'] == 'i8' else 2)} bytes, OUTER-3); the time loop sums the rest",
              *(["        acc = None"] if n == 1 else
-               [f"        # pieces={n}: each chunk is contracted piece by piece, each piece's sums in the VRF; the last",
-                "        # chunk's pieces are committed and stored after all of them (a piece's store runs while the",
-                "        # next piece is contracted; a commit after a store would wait for that store's DM)",
+               [f"        # pieces={n}: each chunk is contracted piece by piece, each piece's sums in the VRF; the",
+                "        # last chunk's pieces are committed and stored after all of them (a piece's store runs while",
+                "        # the next piece is contracted; a commit after a store would wait for that store's DM)",
                 f"        acc, results = [None] * {n}, []"]),
              f"        for t in range({tb}):",
              *(["            # w by switch: the chunk's pieces are in DM already (w_block); the Switch Engine",
@@ -130,16 +130,16 @@ def a_piece_chunks(v: dict[str, Any], a_rows: str, piece: str) -> list[str]:
     tensor."""
     tb, M, Kl, din, r, n = v["geo"].tb, v["M"], v["Kl"], v["din"], v["r"], v["pieces_n"]
     rows = r // n
-    return [f"        # row block i of {v['an']} ({v['tm']} rows), each slice's {r} rows into its DM, as {tb} chunks of "
-            f"{v['K']}; pieces={n}:",
+    return [f"        # row block i of {v['an']} ({v['tm']} rows), each slice's {r} rows into its DM, as {tb} chunks "
+            f"of {v['K']}; pieces={n}:",
             f"        # each chunk in {n} pieces of {rows} of each slice's rows, the last chunk one DMA a piece (its "
             "pieces are",
             "        # contracted and stored while the next moves), the earlier ones whole and cut in DM",
             f"        chunks = [{v['an']}.view(){a_rows} for t in range({tb})]",
             f'        whole = [chunk.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{M} % {r}, {Kl}")])',
             f"                 for chunk in chunks[:{tb - 1}]]",
-            f'        return ([[dm.view().tile(m("{M} % {r} / {rows}"), 1, m("1 # {n}, {M} % {rows}, {Kl}"), p) '
-            f"for p in range({n})]",
+            f'        return ([[dm.view().tile(m("{M} % {r} / {rows}"), 1, m("1 # {n}, {M} % {rows}, {Kl}"), p)',
+            f"                  for p in range({n})]",
             "                 for dm in whole]",
             f"                + [[chunks[{tb - 1}]{piece}",
             f'                    .to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{M} % {rows}, {Kl}")])',
