@@ -70,11 +70,12 @@ def test_k_in_time_blocks_moves_its_last_chunk_in_pieces_and_cuts_the_others_in_
 
 def test_pieces_hide_the_bf16_benchmarks_last_contraction_under_its_stores() -> None:
     # 512 x 512 x 384 bf16: one piece runs the last chunk's contraction (1,826 cycles) between the
-    # last load and the 1 MB store, 22,710 cycles (test_synth_switch.py); two pieces run it under the
-    # DMAs for two more start-ups, and the DMA context is never idle after the launch
+    # last load and the 1 MB store; two pieces run it under the DMAs for two more start-ups, and the
+    # DMA context is never idle after the launch: 22,710 -> 21,884 cycles (20,662 -> 19,836 with w's
+    # block cut into whole rows, synth/row_cut.py)
     spec = contraction(GEMM, dtype="bf16:f32", sizes=dict(m=512, n=512, k=384))
-    point = dict(placement="64x4 of 8x128, k in 2 time blocks, w by switch", trf="w", packet=16, pieces=2)
-    assert makespan(spec, point) == 21_884
+    point = dict(placement="64x4 of 8x128, k in 2 time blocks, w by switch", trf="w", packet=16)
+    assert makespan(spec, point | dict(pieces=2)) + 800 < makespan(spec, point | dict(pieces=1))
 
 
 def test_a_result_padded_along_m_inside_the_kernel_streams_each_slices_rows_in_pieces() -> None:
