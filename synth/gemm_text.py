@@ -206,8 +206,9 @@ def _gemm_blocks(v: dict[str, Any]) -> list[str]:
     r, c, g, flit, tb = v["r"], v["c"], v["g"], v["flit"], v["geo"].tb
     if tb > 1:  # k in time blocks (synth/time_blocks.py): each block a list of its k chunks
         chunk = [(v["spec"].contracted, tb, v["size"][v["spec"].contracted] // tb, "t")]
-        return time_block_loads(v, chain(v["aidx"], v["batch"] + v["i_step"] + chunk),
-                                chain(v["widx"], v["batch"] + v["j_step"] + chunk))
+        steps = v["batch"] + v["i_step"] + chunk
+        piece = piece_tile(tile_terms(v["aidx"], steps), v["aidx"].index(v["mi"]), M, r, v["pieces_n"])
+        return time_block_loads(v, chain(v["aidx"], steps), chain(v["widx"], v["batch"] + v["j_step"] + chunk), piece)
     spec = v["spec"]
     return [f"    def a_block(i):",
             *(device_transpose(v, an, M, r, "i", chain(spec.stored(an), v["batch"] + v["i_step"]))

@@ -36,16 +36,18 @@ PIECES = [1, 2]
 
 def pieces_ok(g: Any, pieces: int, stationary_w: bool, rows: int, a_transposed: bool) -> bool:
     """Whether geometry `g` may stream its row blocks in `pieces` pieces: `w` stationary (the
-    pieces cut `a`'s rows), `k` not in time blocks (their tile loads `w` per block), at least
-    two of a slice's rows per piece, `a` not transposed on the device (its load is a
-    program of its own), not moved `a by switch` (synth/stream_switch.py moves `a` by its own
-    rule) and the kernel's `rows` of `m` whole slices' rows: a result padded along `m`
-    inside the kernel (`M # 512`, 320 rows of 32 a slice) cuts the views' own rows into
-    pieces, the padding slices get none (piece_tile); of 64 rows a slice, 320 rows end inside
-    a slice's rows, and no tile of the view cuts them into whole pieces."""
+    pieces cut `a`'s rows), at least two of a slice's rows per piece, `a` not transposed on
+    the device (its load is a program of its own), not moved `a by switch`
+    (synth/stream_switch.py moves `a` by its own rule) and the kernel's `rows` of `m` whole
+    slices' rows: a result padded along `m` inside the kernel (`M # 512`, 320 rows of 32 a
+    slice) cuts the views' own rows into pieces, the padding slices get none (piece_tile); of
+    64 rows a slice, 320 rows end inside a slice's rows, and no tile of the view cuts them
+    into whole pieces. With `k` in time blocks (synth/time_blocks.py: the last chunk in
+    pieces, the earlier ones cut in DM) the result is not padded along `m` at all (the DM
+    tiles cut a slice's own rows)."""
     if pieces == 1:
         return True
-    return (stationary_w and g.tb == 1 and g.r % pieces == 0 and g.r // pieces >= 2 and rows % g.r == 0
+    return (stationary_w and g.r % pieces == 0 and g.r // pieces >= 2 and rows % (g.r if g.tb == 1 else g.tm) == 0
             and not a_transposed and not g.a_switch)
 
 

@@ -25,8 +25,9 @@ tile of slices' blocks of results; larger outputs loop over tiles):
   the other's contraction (synth/pairs.py; more than one tile, one piece a tile).
 A batched GEMM `out[B, M, N] = a[B, M, K] . w[B, N, K]` runs the GEMM's loops once per batch
 step (one element, or a group side by side), picking its blocks through tiles of the batch axis.
-`space_of` keeps one point per canonical kernel source (`canonical`) and leaves out the points
-the budgets refuse (offer.offered).
+`space_of` keeps one point per canonical kernel source (`canonical`) of its model twin
+(`model_twin`: the packets tie in the schedule model) and leaves out the points the budgets
+refuse (offer.offered).
 A GEMV `out[M] = a[M, K] . x[K]` has its own layouts (synth/gemv.py): a row per
 slice with x in every TRF, or R rows per slice in the TRF with x streamed, `k` whole or
 split over neighbouring slices and added by the inter-slice reducer. A candidate the rules refuse is the compiler's business: it fails to trace or
@@ -56,7 +57,7 @@ from synth.thin import thin_placements
 from synth.tiling import blocks, geometry, needs_split, pad_ok, result_placements, split_placements
 from npu_opt.tune import Space
 
-__all__ = ["MODULE_NAMES", "build", "canonical", "points", "source", "space_of"]
+__all__ = ["MODULE_NAMES", "build", "canonical", "model_twin", "points", "source", "space_of"]
 
 # What a candidate's file binds at its top besides `from npu_opt import *` and its kernel
 # (here and in synth/target.py): a kernel of one of these names would shadow it.
@@ -232,15 +233,28 @@ def space_of(spec: Any, filename: str | None = None, run: bool | None = None) ->
     def distinct(point: dict[str, Any]) -> str | None:
         if budget and not offered(spec, point):  # beyond the TRF or the DM, or too many unrolled tiles
             return None
-        key = tuple(point.items())
+        key = tuple(model_twin(point, levers).items())
         if key not in keys:
-            keys[key] = canonical(source(spec, point))
+            keys[key] = canonical(source(spec, dict(key)))
         return keys[key]
 
     if not (runs_in_full(spec) if run is None else run):  # checked at a proxy size instead (driver/synth.py)
         return Space(factory, levers, distinct=distinct)
     return Space(factory, levers, inputs=epilogue.with_bias(spec, _inputs(spec)),
                  oracle=target.whole_oracle(spec, _oracle(spec)), distinct=distinct)
+
+
+def model_twin(point: dict[str, Any], levers: dict[str, list[Any]]) -> dict[str, Any]:
+    """The point whose kernel the schedule model prices the same as `point`'s: the same point
+    with the first (shortest) contraction packet. The packet changes two things in a kernel:
+    the contraction's records count one output packet a cycle (`k / packet` a row, at most
+    the collect's `k / flit` at 32 bytes: a program lasts as long as its longest record, so
+    never longer), and the TRF read's width (narrow at 32 bytes, wide at 64), whose cycles
+    blocking a concurrent store (`visa.schedule.steps.trf_read_blocks`) are equal for the two:
+    half the reads miss as narrow as wide ones. Every other step is the same, so the two
+    kernels' makespans are equal and the search compiles the first (tests/synth/
+    test_synth_space.py pins it on GEMM and GEMV twins)."""
+    return point | {"packet": levers["packet"][0]} if "packet" in point and levers.get("packet") else point
 
 
 def canonical(text: str) -> str:

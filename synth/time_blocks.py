@@ -17,20 +17,24 @@ from typing import Any
 
 from synth.onchip import switch_fetch, switch_held
 
-__all__ = ["time_block_loads", "time_block_tile"]
+__all__ = ["a_piece_chunks", "time_block_loads", "time_block_tile"]
 
 
-def time_block_loads(v: dict[str, Any], a_rows: str, w_rows: str) -> list[str]:
+def time_block_loads(v: dict[str, Any], a_rows: str, w_rows: str, piece: str = "") -> list[str]:
     """The row-block loads of a candidate with `k` in time blocks (`w` in the TRF): a block of
-    `a` is the list of its `k` chunks in DM, a block of `w` the list of its chunks' HBM views,
-    each moved into DM and the TRF by `tile` just before its contraction."""
+    `a` is the list of its `k` chunks in DM (with `pieces`, each chunk a list of its pieces:
+    `a_piece_chunks`; `piece` is synth/overlap.py's `piece_tile` of the last chunk), a block of
+    `w` the list of its chunks' HBM views, each moved into DM and the TRF by `tile` just before
+    its contraction."""
     tb, M, Kl, din = v["geo"].tb, v["M"], v["Kl"], v["din"]
+    a_lines = a_piece_chunks(v, a_rows, piece) if v["pieces_n"] > 1 else [
+        f"        # row block i of {v['an']} ({v['tm']} rows), each slice's {v['r']} rows into its DM, as {tb} "
+        f"chunks of {v['K']}",
+        f'        return [{v["an"]}.view(){a_rows}',
+        f'                .to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{M} % {v["r"]}, {Kl}")])',
+        f"                for t in range({tb})]"]
     return [f"    def a_block(i):",
-            f"        # row block i of {v['an']} ({v['tm']} rows), each slice's {v['r']} rows into its DM, as {tb} "
-            f"chunks of {v['K']}",
-            f'        return [{v["an"]}.view(){a_rows}',
-            f'                .to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{M} % {v["r"]}, {Kl}")])',
-            f"                for t in range({tb})]",
+            *a_lines,
             "",
             f"    def w_block(j):",
             *([f"        # row block j of {v['wn']} ({v['tn']} rows) as {tb} chunks of {v['K']}, each moved once: "
@@ -58,13 +62,18 @@ def time_block_tile(v: dict[str, Any], dst: list[str], work: list[str]) -> list[
     `contraction_chain`, indented for the loop over the blocks) and `dst` the tile of the
     result's write view."""
     S, T, K, Kl, rs, rt, g, flit, packet = (v[x] for x in ("S", "T", "K", "Kl", "rs", "rt", "g", "flit", "packet"))
-    tb, dout = v["geo"].tb, v["dout"]
-    add = "vector_fxp(FxpBinaryOp.ADD_FXP, acc)" if dout == "i32" else "vector_clip(ClipBinaryOpF32.ADD, acc)"
+    tb, dout, n = v["geo"].tb, v["dout"], v["pieces_n"]
+    acc = "acc[p]" if n > 1 else "acc"
+    add = f"vector_fxp(FxpBinaryOp.ADD_FXP, {acc})" if dout == "i32" else f"vector_clip(ClipBinaryOpF32.ADD, {acc})"
     lines = ["    def tile(streamed, held, i, j):",
              f"        # k in {tb} time blocks of {Kl}: each block's sums wait in the VRF for the next to add them",
              f"        # packet={packet}: each contraction step multiplies {packet} elements of {K} "
              f"({packet * (1 if v['din'] == 'i8' else 2)} bytes, OUTER-3); the time loop sums the rest",
-             "        acc = None",
+             *(["        acc = None"] if n == 1 else
+               [f"        # pieces={n}: each chunk is contracted piece by piece, each piece's sums in the VRF; the",
+                "        # last chunk's pieces are committed and stored after all of them (a piece's store runs while",
+                "        # the next piece is contracted; a commit after a store would wait for that store's DM)",
+                f"        acc, results = [None] * {n}, []"]),
              f"        for t in range({tb}):",
              *(["            # w by switch: the chunk's pieces are in DM already (w_block); the Switch Engine",
                 "            # broadcasts them into every TRF",
@@ -76,22 +85,62 @@ def time_block_tile(v: dict[str, Any], dst: list[str], work: list[str]) -> list[
                [f'                   .fetch(m("{T} % 8, {T} / 8 % {g}"), m("{Kl}"))']),
              f'                   .collect(m("{T} % 8, {T} / 8 % {g}, {Kl} / {flit}"), m("{K} % {flit}"))',
              f'                   .to_trf(m("{T} % 8"), m("{T} / 8 % {g}, {Kl}")))',
-             "            part = (ctx.main.begin(streamed[t].view())",
-             *work,
-             "                    .vector_init()",
-             "                    .vector_intra_slice_tag(TagMode.ZERO))",
-             "            if acc is not None:",
-             f"                part = part.{add}  # + the earlier blocks' sums",
-             "            part = part.vector_final()",
-             f"            if t < {tb - 1}:",
-             f'                acc = part.to_vrf(m("{S} % {rs}, {T} / 8 % {g}, {T} % 8"))',
-             "        result = part"]
-    if dout == "bf16":
-        lines.append(f'        result = result.cast(bf16, m("{T} % 8 # 16"))  # f32 sums rounded to bf16 once, at the '
-                     'end')
-    return lines + [f'        result = result.commit_trim(m("{T} % 8")).commit(m("{S} % {rs}, {T} % {rt}"))',
-                    f"        dst = ({v['spec'].result[0]}.view_mut()",
-                    *[f"               {call})" if k == len(dst) - 1 else f"               {call}"
-                      for k, call in enumerate(dst)],
-                    "        result.view().to_hbm_view(ctx.tdma, dst)",
-                    ""]
+             *_block_part(work, "streamed[t][p]" if n > 1 else "streamed[t]", add, "    " * (n > 1), n)]
+    cast = [f'.cast(bf16, m("{T} % 8 # 16"))  # f32 sums rounded to bf16 once, at the end'] if dout == "bf16" else []
+    commit = f'.commit_trim(m("{T} % 8")).commit(m("{S} % {rs}, {T} % {rt}"))'
+    store = [f"dst = ({v['spec'].result[0]}.view_mut()",
+             *[f"       {call})" if k == len(dst) - 1 else f"       {call}" for k, call in enumerate(dst)],
+             "result.view().to_hbm_view(ctx.tdma, dst)"]
+    vrf = f'.to_vrf(m("{S} % {rs}, {T} / 8 % {g}, {T} % 8"))'
+    if n == 1:
+        return lines + [f"            if t < {tb - 1}:",
+                        f"                acc = part{vrf}",
+                        "        result = part",
+                        *[f"        result = result{call}" for call in cast],
+                        f"        result = result{commit}", *["        " + line for line in store], ""]
+    return lines + [f"                if t < {tb - 1}:",
+                    f"                    acc[p] = part{vrf}",
+                    "                else:",
+                    f"                    results.append(part{''.join(cast)}",
+                    f"                                   {commit})",
+                    "        for p, result in enumerate(results):",
+                    *["            " + line for line in store], ""]
+
+
+def _block_part(work: list[str], stream: str, add: str, pad: str, n: int) -> list[str]:
+    """A time block's contraction of `stream` (of each of its `n` pieces in turn, indented one
+    more level by `pad`, when `n > 1`) up to its vector_final, the earlier blocks' sums added."""
+    acc = "acc[p]" if n > 1 else "acc"
+    return [*([f"            for p in range({n}):"] if n > 1 else []),
+            f"{pad}            part = (ctx.main.begin({stream}.view())",
+            *[pad + line for line in work],
+            f"{pad}                    .vector_init()",
+            f"{pad}                    .vector_intra_slice_tag(TagMode.ZERO))",
+            f"{pad}            if {acc} is not None:",
+            f"{pad}                part = part.{add}  # + the earlier blocks' sums",
+            f"{pad}            part = part.vector_final()"]
+
+
+def a_piece_chunks(v: dict[str, Any], a_rows: str, piece: str) -> list[str]:
+    """The body of `a_block(i)` with `k` in time blocks and `pieces` (synth/overlap.py): a list
+    of the chunks, each the list of its pieces of `r / pieces` of each slice's rows. The last
+    chunk moves as one DMA a piece (`piece` cuts it from the chunk's HBM view), so its first
+    piece is contracted while the next moves and stored while the next is contracted; the
+    earlier chunks move whole (no more DMA start-ups) and their pieces are tiles of the DM
+    tensor."""
+    tb, M, Kl, din, r, n = v["geo"].tb, v["M"], v["Kl"], v["din"], v["r"], v["pieces_n"]
+    rows = r // n
+    return [f"        # row block i of {v['an']} ({v['tm']} rows), each slice's {r} rows into its DM, as {tb} chunks "
+            f"of {v['K']}; pieces={n}:",
+            f"        # each chunk in {n} pieces of {rows} of each slice's rows, the last chunk one DMA a piece (its "
+            "pieces are",
+            "        # contracted and stored while the next moves), the earlier ones whole and cut in DM",
+            f"        chunks = [{v['an']}.view(){a_rows} for t in range({tb})]",
+            f'        whole = [chunk.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{M} % {r}, {Kl}")])',
+            f"                 for chunk in chunks[:{tb - 1}]]",
+            f'        return ([[dm.view().tile(m("{M} % {r} / {rows}"), 1, m("1 # {n}, {M} % {rows}, {Kl}"), p)',
+            f"                  for p in range({n})]",
+            "                 for dm in whole]",
+            f"                + [[chunks[{tb - 1}]{piece}",
+            f'                    .to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{M} % {rows}, {Kl}")])',
+            f"                    for p in range({n})]])"]

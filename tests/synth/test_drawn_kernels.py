@@ -77,6 +77,6 @@ def test_a_drawn_space_has_at_least_the_asked_candidates() -> None:
     """Counted after the space's deduplication and budget filter (`Space.points()`), not as
     the product of the levers' values (seed 0's tiled GEMM had 240 of those, 66 distinct)."""
     for seed in (0, 4):
-        spec = draw_space(seed, minimum=200)
-        assert len(space_of(spec, run=False).points()) >= 200, seed
+        spec = draw_space(seed)
+        assert len(space_of(spec, run=False).points()) >= 100, seed
     assert draw_space(4).sizes != draw_space(0).sizes

@@ -17,7 +17,7 @@ from backends import get_backend
 from backends.npu import compile_kernel
 from driver.synth_command import with_estimate
 from synth import contraction
-from synth.space import canonical, points, source
+from synth.space import canonical, model_twin, points, source
 from synth.tiling import blocks, geometry
 from tests.synth.test_synth import _operands
 from tu_ops.target import get_target, rngd
@@ -116,8 +116,24 @@ def test_duplicate_candidates_are_dropped_by_their_canonical_source() -> None:
     texts = [canonical(source(spec, p)) for p in kept]
     assert len(set(texts)) == len(texts)
     names = [name for name, _ in space.params]
-    everyone = {canonical(source(spec, dict(zip(names, values)))) for values in product}
-    assert everyone == set(texts)   # no kernel lost
+    levers = dict(space.params)
+    everyone = {canonical(source(spec, model_twin(dict(zip(names, values)), levers))) for values in product}
+    assert everyone == set(texts)   # no kernel lost but the packets' twins (below)
+
+
+def test_the_packets_twins_tie_in_the_model_and_only_the_first_is_compiled() -> None:
+    # the twins cost the same in every kind of step the packet touches: the contraction's
+    # records, a store beside the contraction (pieces=2: the TRF read's width), k in time blocks,
+    # a GEMV's rows in the TRF; each space keeps the 32-byte packet alone
+    gemm = contraction(GEMM, dtype="i8:i32", sizes=dict(m=64, n=64, k=128))
+    bf16 = contraction(GEMM, dtype="bf16:f32", sizes=dict(m=64, n=64, k=64))
+    gemv = contraction("y[m] = a[m,k] * x[k]", dtype="i8:i32", sizes=dict(m=256, k=256))
+    for spec, point in ((gemm, dict(placement="4x2 of 16x32, on 1/32 of the slices", trf="w", pieces=2)),
+                        (bf16, dict(placement="8x2 of 8x32, on 1/16 of the slices", trf="w")),
+                        (gemv, dict(layout="8 rows per slice", reuse="trf"))):
+        first, second = points(spec)["packet"]
+        assert _makespan(spec, point | dict(packet=first)) == _makespan(spec, point | dict(packet=second)), point
+        assert {p["packet"] for p in spec.space().points()} == {first}
 
 
 def test_points_beyond_the_trf_are_left_out_unless_nothing_fits() -> None:
@@ -128,7 +144,7 @@ def test_points_beyond_the_trf_are_left_out_unless_nothing_fits() -> None:
         assert (g.c if p["trf"] == "w" else g.r) * 512 <= 65536
         assert p.get("reuse") != "all" or (4096 // g.tm) * (4096 // g.tn) <= 16
     nothing = contraction(GEMM, dtype="i8:i32", sizes=dict(m=512, n=512, k=1 << 20))
-    assert len(nothing.space().points()) == 8   # searched whole: the rules refuse each with its ID
+    assert len(nothing.space().points()) == 4   # searched whole (one packet: the twins tie): the rules refuse each
 
 
 def test_the_progress_line_counts_and_estimates_the_time_left() -> None:

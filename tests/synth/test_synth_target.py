@@ -137,8 +137,8 @@ def test_a_gemv_split_of_k_over_chips_runs_with_rows_per_slice(tmp_path: Path,
     status, out = _synth(tmp_path, "y[m] = a[m,k] * x[k]", "m=512,k=256", "--target", "rngd-2chip", "--split", "k")
     assert status == 0
     # a row per slice: the all-reduce moves each slice's single 4-byte sum between chips, under the
-    # DMA's 8-byte burst; R rows per slice move R sums
-    assert "refused by rule: DMA-5 x4" in capsys.readouterr().out
+    # DMA's 8-byte burst (its two reuse points; one packet, space.model_twin); R rows per slice move R sums
+    assert "refused by rule: DMA-5 x2" in capsys.readouterr().out
     text = (out / "synth_kernel.py").read_text()
     assert "rows per slice" in text and "chip_all_reduce(ctx, result)" in text
     spec = contraction("y[m] = a[m,k] * x[k]", sizes=dict(m=512, k=256), chips=2, split="k")

@@ -48,7 +48,7 @@ SPACE = attrs.evolve(_whole, params={n: (v[::12] if n == "placement" else v) for
 
 
 def _drawn(tmp_path: Path) -> FactoryRef:
-    """A small drawn space (seed 0 with every twelfth placement: 20 candidates), as a tune file."""
+    """A small drawn space (seed 0 with every twelfth placement: 15 candidates), as a tune file."""
     path = tmp_path / "drawn_small.py"
     path.write_text(DRAWN)
     return FactoryRef(str(path), "SPACE")

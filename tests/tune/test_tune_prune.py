@@ -74,7 +74,7 @@ def test_early_bound_is_the_dma_work_of_the_lowering(seed: int) -> None:
 
 
 def _subspace(seed: int):
-    """A drawn space cut to about 40 candidates (every third placement, all of the rest)."""
+    """A drawn space cut to about 40 candidates (every third placement, all of the rest: 46 for seed 0)."""
     space = space_of(draw_space(seed), run=False)
     params = {name: (values[::3] if name == "placement" else values) for name, values in space.params}
     return attrs.evolve(space, params=params)
@@ -89,7 +89,8 @@ def test_candidates_pruned_early_are_never_lowered(monkeypatch: pytest.MonkeyPat
     pruned = tune(space, prune=True)
     assert pruned.winner.index == full.winner.index and pruned.winner.makespan == full.winner.makespan
     skipped = [c for c in pruned.candidates if c.status == "pruned"]
-    assert len(skipped) > len(space.points()) // 3
+    # 15 of 46 (before the space left out the 64-byte packets' twins, each pruned with its 32-byte one: more)
+    assert len(skipped) > len(space.points()) // 4
     assert len(lowered) < len(space.points()) - len(skipped) // 2  # most pruned ones never lowered
     for c in skipped:
         assert full.candidates[c.index].status != "ok" or full.candidates[c.index].makespan > pruned.winner.makespan
