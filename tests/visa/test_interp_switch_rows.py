@@ -154,3 +154,14 @@ def test_the_range_refuses_what_a_matmul_cannot_take() -> None:
     # 2^8 products of 2^7 x 2^7: sums up to 2^22, multiples of 1: exact; 2^11 of them reach 2^25
     assert contract_blas.no_rounding((int(codes(128.0)[0]), 0), (int(codes(128.0)[0]), 0), 1 << 8)
     assert not contract_blas.no_rounding((int(codes(128.0)[0]), 0), (int(codes(128.0)[0]), 0), 1 << 11)
+
+
+def test_a_trf_load_stores_a_held_switch_without_writing_it_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """w's switch goes to the TRF load, a's to the compiled float contraction: neither is
+    written out (`Repeated.materialize`), each stored row goes into the slices repeating it."""
+    monkeypatch.setenv(contract_jit.ENV, "1")
+    written = _spy(monkeypatch, Repeated, "materialize")
+    arrays, w, a = _arrays(integers=True)
+    got = _interp(arrays)
+    assert np.array_equal(got, (a @ w.T).astype(np.float32).view(np.uint32))
+    assert not written
