@@ -10,6 +10,7 @@ sign-extended `i8`, `INT5`: a sign-extended `i4` nibble, `BF16_16`, `F8_8`).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -112,10 +113,18 @@ def _store_repeats(dest: np.ndarray, slices: np.ndarray, stored: np.ndarray, hel
     """dest[..., slices[i]] = held[stored[i]] for every i, the slices innermost in `dest`:
     each stored row written once into all the slices that hold it (a held switch broadcast,
     `Held.stored_rows`), never the written-out stream."""
-    order, runs = np.unique(stored, return_inverse=True)
+    for row, at in _repeats(np.asarray(stored, np.int64).tobytes(), np.asarray(slices, np.int64).tobytes()):
+        dest[..., at] = held[row][..., None]
+
+
+@functools.lru_cache(maxsize=256)
+def _repeats(stored: bytes, slices: bytes) -> tuple[tuple[int, slice | np.ndarray], ...]:
+    """(stored row, the slices holding it: a slice when stepped) of `_store_repeats`' rows
+    (int64 bytes), remembered: a switch's rows are the same every run."""
+    rows, at = np.frombuffer(stored, np.int64), np.frombuffer(slices, np.int64)
+    order, runs = np.unique(rows, return_inverse=True)
     runs = runs.reshape(-1)
-    for k, row in enumerate(order.tolist()):
-        dest[..., _stepped(slices[runs == k])] = held[row][..., None]
+    return tuple((row, _stepped(at[runs == k])) for k, row in enumerate(order.tolist()))
 
 
 def take(arr: np.ndarray, index: np.ndarray, axis: int) -> np.ndarray:

@@ -55,6 +55,12 @@ class Repeated(Held):
         in_order = flat.size == self.shape[1] * self.shape[2] and np.array_equal(flat, np.arange(flat.size))
         return view_reshape(self.factored, (count, *pattern.shape)) if in_order else None
 
+    def rows(self, which: np.ndarray) -> Repeated:
+        """The stream of the rows `which` (stored ones, when `sparse`), its repeats still
+        held as broadcasts."""
+        part = compact(self.factored)[which]
+        return Repeated(np.broadcast_to(part, (len(which), *self.factored.shape[1:])), (len(which), *self.shape[1:]))
+
     def stored_rows(self) -> np.ndarray | None:
         return self.held if self.sparse else None
 
