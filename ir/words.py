@@ -12,6 +12,7 @@ words (`an int`, `a float`, `a usize`), numbers as numbers (`an 8-byte`, `an 11-
 
 from __future__ import annotations
 
+import functools
 import re
 
 __all__ = ["a_an", "article"]
@@ -27,7 +28,13 @@ _WORDS_A = ("uint", "usize", "uni", "use", "one", "once", "eu")
 
 def article(word: object) -> str:
     """"a" or "an" before `word` (its `str`)."""
-    text = str(word).lstrip("`'\"(")
+    return _article(str(word))
+
+
+@functools.lru_cache(maxsize=4096)
+def _article(word: str) -> str:
+    """`article` of a text (remembered: the interpreter's checks format theirs on every run)."""
+    text = word.lstrip("`'\"(")
     if not text:
         return "a"
     number = re.match(r"\d+", text)

@@ -141,3 +141,18 @@ def test_a_gemm_takes_its_equal_rows_and_slices_from_the_notes_with_the_comparin
     compared = bits(tuple(execute_inout(art, [a.copy() for a in arrays])[0]))
     assert known and not any(known)
     assert len(noted) == len(compared) and all(np.array_equal(a, b) for a, b in zip(noted, compared))
+
+
+def test_a_committing_program_forgets_the_dm_notes_and_keeps_the_trf_ones():
+    """A commit writes the DM only: the TRF notes of a load stay for the tile's next
+    contraction (which would otherwise compare every slice's TRF bytes again)."""
+    mem = Memory(get_target("rngd"))
+    rows, slices = mem.lane_rows(8, 0, 2), np.arange(4, dtype=np.int64)
+    copies.note_load(mem.copies, ("trf", 0, 0), rows, slices, np.array([0, 0, 2, 2]), mem.slices)
+    mem.copies.note((0, 0), 0, 8, np.array([0, 0, 2, 2]))
+    program = types.SimpleNamespace(ops=[types.SimpleNamespace(MNEMONIC=m)
+                                         for m in ("feed_buffer", "contract_outer", "commit")])
+    copies.program_done(program, mem)
+    assert mem.copies.held((0, 0), 0, 8, slices) is None
+    trf_rows = np.array([lo for lo, _ in rows], np.int64)
+    assert mem.copies.held_rows(("trf", 0, 0), trf_rows, slices).tolist() == [0, 0, 2, 2]

@@ -154,3 +154,35 @@ def test_the_range_refuses_what_a_matmul_cannot_take() -> None:
     # 2^8 products of 2^7 x 2^7: sums up to 2^22, multiples of 1: exact; 2^11 of them reach 2^25
     assert contract_blas.no_rounding((int(codes(128.0)[0]), 0), (int(codes(128.0)[0]), 0), 1 << 8)
     assert not contract_blas.no_rounding((int(codes(128.0)[0]), 0), (int(codes(128.0)[0]), 0), 1 << 11)
+
+
+def test_a_trf_load_stores_a_held_switch_without_writing_it_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """w's switch goes to the TRF load, a's to the compiled float contraction: neither is
+    written out (`Repeated.materialize`), each stored row goes into the slices repeating it."""
+    monkeypatch.setenv(contract_jit.ENV, "1")
+    written = _spy(monkeypatch, Repeated, "materialize")
+    arrays, w, a = _arrays(integers=True)
+    got = _interp(arrays)
+    assert np.array_equal(got, (a @ w.T).astype(np.float32).view(np.uint32))
+    assert not written
+
+
+def test_the_matmuls_of_rows_in_separate_parts_compute_only_their_parts_pairs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stream rows {0, 1} meet TRF operands {0, 1, 2} only, rows {2, 3} operands {3, 4, 5}
+    (two clusters, each its own blocks): two matmuls of a batch, 12 pairs, not 24; the sums
+    are numpy's (small integers: no sum rounds)."""
+    grids = _spy(monkeypatch, contract_blas, "pair_grid")
+    rng = np.random.default_rng(3)
+    k, lanes = 32, 8
+    h_of = np.array([0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3])
+    which = np.array([0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5])
+    a = rng.integers(-8, 9, (4, 1, k)).astype(ml_dtypes.bfloat16)
+    wt = rng.integers(-8, 9, (6, k, lanes)).astype(np.float32)
+    one = np.zeros(1, np.int64)
+    parts = [(0, (one, one, one, one, one), a.view(np.uint16))]
+    out = np.zeros((h_of.size, lanes, 1, 1), np.float32)
+    contract_blas.contract(parts, h_of, wt, which, np.zeros((1, 1), np.int64), k, k, out)
+    want = np.einsum("rk,rkl->rl", a[h_of, 0].astype(np.float64), wt[which].astype(np.float64))
+    assert np.array_equal(out[:, :, 0, 0], want.astype(np.float32))
+    s_rows, w_rows, _ = grids[0]
+    assert s_rows.tolist() == [[0, 1], [2, 3]] and w_rows.tolist() == [[0, 1, 2], [3, 4, 5]]

@@ -29,11 +29,11 @@ from ir import convert as cv
 from ir.dtypes import i32
 from ir.blas import blas_threads
 from ir.exact_sum import exact_sum
-from visa.interp.fast import contract_jit, halves, row_split, speed
+from visa.interp.fast import contract_jit, halves, row_pairs, row_split, speed
 from visa.interp.errors import check
 from visa.interp.contract_float import FloatPath, columns
 from visa.interp.memory import Memory
-from visa.interp.operands import exact, natural_operands, operands
+from visa.interp.operands import exact, natural_index, natural_operands, operands
 from visa.interp.plan import Plan, build_plan
 from visa.interp.fast.repeated import Repeated, compact
 from visa.interp.rows import Rows
@@ -158,9 +158,34 @@ def _magnitude(a: np.ndarray) -> int:
     return max(abs(int(a.min())), abs(int(a.max()))) if a.size else 0
 
 
-def _int(plan: Plan, s: np.ndarray, wa: Weights, mem: Memory) -> np.ndarray:
+def _pairs(stream: np.ndarray | Repeated, wa: Weights) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """`row_pairs.pair_grid` of the rows, when the stream (a `Repeated` naming its equal
+    rows) and the weights (a load's note, `Weights.proxy` of one column) both know their
+    equal rows; else None."""
+    if not isinstance(stream, Repeated) or stream.held is None or wa.proxy is None or wa.proxy.shape[1:] != (1,):
+        return None
+    return row_pairs.pair_grid(stream.held, wa.proxy[:, 0])
+
+
+def _pair_sum(sa: np.ndarray, wa: Weights, keep: list[int], plan: Plan, mem: Memory, as_float: bool,
+              pairs: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[np.ndarray, int]:
+    """`_row_sum` of the rows' distinct pairs (`_pairs`; `sa` the stream rows it names,
+    part by part), one batched matmul, each row's sums placed from them."""
+    s_rows, w_rows, place = pairs
+    n_parts, ns, nw = s_rows.shape[0], s_rows.shape[1], w_rows.shape[1]
+    a = sa.reshape(n_parts, ns, 1, *sa.shape[1:])
+    w = _rows(wa, w_rows.reshape(-1))
+    b = w.reshape(n_parts, 1, nw, *w.shape[1:])
+    y, bound = _exact_sum(a, b, list(range(sa.ndim + 2)), [0, 1, 2, *(k + 2 for k in keep[1:])], plan, mem,
+                          as_float)
+    return y.reshape(n_parts * ns * nw, *y.shape[3:])[place], bound
+
+
+def _int(plan: Plan, s: np.ndarray, wa: Weights, mem: Memory,
+         pairs: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """i32 contraction over the natural layout: (rows, lanes, *kept, out_cols) int32, held
-    lanes innermost (the order `lane_fold` drains them in)."""
+    lanes innermost (the order `lane_fold` drains them in). With `pairs` (`_pairs`), `s`
+    holds the stream rows it names only."""
     nd = len(plan.digits)
     sa = compact(s) if speed.on() else s     # a repeated stream's copies held once
     # a summed digit neither operand varies along adds the same product once per step
@@ -169,14 +194,18 @@ def _int(plan: Plan, s: np.ndarray, wa: Weights, mem: Memory) -> np.ndarray:
     # axes: rows, lanes, *digits, column, leaf
     kept = [2 + i for i, k in enumerate(plan.keep) if k]
     with blas_threads(1):   # many small matmuls: a thread pool only slows them down
-        y, bound = _row_sum(sa, wa, [0, 1, *kept, nd + 2], plan, mem, as_float=repeat == 1)
+        if pairs is None:
+            y, bound = _row_sum(sa, wa, [0, 1, *kept, nd + 2], plan, mem, as_float=repeat == 1)
+        else:
+            y, bound = _pair_sum(sa, wa, [0, 1, *kept, nd + 2], plan, mem, repeat == 1, pairs)
     if repeat != 1:
         y, bound = y * repeat, bound * repeat
     if bound >= 1 << 31:    # sums may leave i32: wrap them (else the cast below is exact)
         y = cv.wrap(y.astype(np.int64, copy=False), i32)
     y = columns(y, plan.out_cols)
     kept_shape = tuple(n for n, k in zip(plan.digits, plan.keep) if k)
-    held = mem.scratch((s.shape[0], *kept_shape, plan.out_cols, plan.lanes), np.dtype(np.int32))
+    held = mem.scratch((len(pairs[2]) if pairs else s.shape[0], *kept_shape, plan.out_cols, plan.lanes),
+                       np.dtype(np.int32))
     acc = np.moveaxis(held, -1, 1)
     grid = acc.reshape(*y.shape[:y.ndim - acc.ndim + 1], *acc.shape[1:])    # rows, or (outer, inner)
     np.copyto(grid, np.broadcast_to(y, grid.shape), casting="unsafe")
@@ -213,11 +242,18 @@ def run_contraction(outer: Any, reduce: Any, time: Any, stream: np.ndarray | Rep
         terms = plan.g * math.prod(plan.digits_summed())
         acc = FloatPath(plan, s, w, exact([s_range, w_range], terms), rows.count).run()
     else:
-        s, index = natural_operands(plan, stream, outer, rows)
         mask = _product_mask(plan)
         if mask is not None:
             mask = mask.reshape(1, plan.lanes, *plan.digits, plan.q // plan.g, plan.g)
-        acc = _int(plan, s, Weights(outer, trf, rows, mem, index, mask), mem)
+        weights = Weights(outer, trf, rows, mem, natural_index(plan), mask)
+        pairs = _pairs(stream, weights) if speed.on() else None
+        if pairs is not None:   # the sums of each distinct (stream row, weight row) pair once
+            s_rows, w_rows, place = pairs
+            s, _ = natural_operands(plan, stream.rows(s_rows.reshape(-1)), outer, s_rows.size)
+            acc = _int(plan, s, weights, mem, (s_rows, w_rows, place))
+        else:
+            s, _ = natural_operands(plan, stream, outer, rows)
+            acc = _int(plan, s, weights, mem)
     acc = acc.reshape(rows.count, plan.lanes, plan.slots, plan.out_cols)
     if plan.out_pad is not None:
         acc = np.where(plan.out_pad[None], acc.dtype.type(0), acc)

@@ -28,7 +28,7 @@ from visa.interp.rows import Rows
 from visa.interp.trf import TrfTensor, read_weights, take
 from visa.interp.values import widen, widen_table
 
-__all__ = ["Layout", "operands", "natural_operands", "exact", "code_range", "widen_codes"]
+__all__ = ["Layout", "operands", "natural_operands", "natural_index", "exact", "code_range", "widen_codes"]
 
 _SIG_BITS = {"BF16": 8, "F8E4M3": 4, "F8E5M2": 3}
 
@@ -99,12 +99,18 @@ def operands(plan: Plan, stream: np.ndarray, outer: Any, trf: TrfTensor, rows: R
 
 
 def natural_operands(plan: Plan, stream: np.ndarray | Held, outer: Any,
-                     rows: Rows) -> tuple[np.ndarray, np.ndarray]:
-    """The stream operand in the natural layout, and the TRF element index (the natural
-    layout without its row and lane axes) `read_weights` reads the weights operand at."""
+                     rows: Rows | int) -> tuple[np.ndarray, np.ndarray]:
+    """The stream operand in the natural layout (of `rows`, or that many rows), and the TRF
+    element index (`natural_index`) `read_weights` reads the weights operand at."""
     s_pat = _pattern(plan, None, plan.stream_step, plan.q, plan.q)
-    s = widen(_natural(stream, s_pat, rows.count)[:, None], outer.stream_type)
-    return s, _pattern(plan, None, plan.trf_read, plan.read_elems, plan.read_elems)
+    count = rows if isinstance(rows, int) else rows.count
+    s = widen(_natural(stream, s_pat, count)[:, None], outer.stream_type)
+    return s, natural_index(plan)
+
+
+def natural_index(plan: Plan) -> np.ndarray:
+    """The TRF element index of the natural layout without its row and lane axes."""
+    return _pattern(plan, None, plan.trf_read, plan.read_elems, plan.read_elems)
 
 
 def _natural(stream: np.ndarray | Held, s_pat: np.ndarray, count: int) -> np.ndarray:

@@ -87,7 +87,13 @@ class Held:
         return None
 
     def trf_rows_view(self, bits: int, row: np.dtype, lanes: int, nrows: int) -> np.ndarray | None:
-        """Its flits as a view (rows, *loops, row elements) a TRF load stores from, or None."""
+        """Its flits as a view (rows, *loops, row elements) a TRF load stores from, or None;
+        of the stored rows only (the others undefined) when `stored_rows` is not None."""
+        return None
+
+    def stored_rows(self) -> np.ndarray | None:
+        """Each row's stored row when only some rows are stored (a row repeats its stored
+        one), else None: every row is."""
         return None
 
 

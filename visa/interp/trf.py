@@ -10,6 +10,7 @@ sign-extended `i8`, `INT5`: a sign-extended `i4` nibble, `BF16_16`, `F8_8`).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -51,6 +52,7 @@ def run_trf_load(op: Any, stream: np.ndarray | Held, rows: Rows, mem: Memory) ->
     lanes, per_lane = op.lanes, op.bytes_per_lane
     nrows = per_lane // mem.row_bytes
     held = stream.trf_rows_view(bits, row, lanes, nrows) if isinstance(stream, Held) else None
+    stored = None if held is None else stream.stored_rows()
     flits = None
     if held is None:
         flits = to_bytes(stream.materialize() if isinstance(stream, Held) else stream, et, bits)
@@ -79,7 +81,10 @@ def run_trf_load(op: Any, stream: np.ndarray | Held, rows: Rows, mem: Memory) ->
         dest = mem.trf_rows(chip, cluster, lanes, first, nrows, every).view(row)[..., 0]    # (lanes, rows, slices)
         split = view_reshape(dest, (*loops, dest.shape[-1]))
         check(split is not None, "the TRF rows of a load split into the stream's loops", op)
-        _store(split, at, held[_slices(sel)].transpose(order))
+        if stored is None:
+            _store(split, at, held[_slices(sel)].transpose(order))
+        else:       # only some rows stored: each written into the slices that repeat it
+            _store_repeats(split, rows.slice[sel], stored[sel], held)
         if noted is not None and len(rows.slice[sel]) == rows.count:   # one group: visa/interp/fast/copies.py
             noted(mem, stream, ("trf", int(chip), int(cluster)), mem.lane_rows(lanes, first, nrows),
                   np.asarray(rows.slice[sel], np.int64))
@@ -102,6 +107,24 @@ def _store(dest: np.ndarray, at: slice | np.ndarray, rows: np.ndarray) -> None:
     dest = dest[..., at]
     for k in range(0, n, _BLOCK):
         dest[..., k:k + _BLOCK] = rows[..., k:k + _BLOCK]
+
+
+def _store_repeats(dest: np.ndarray, slices: np.ndarray, stored: np.ndarray, held: np.ndarray) -> None:
+    """dest[..., slices[i]] = held[stored[i]] for every i, the slices innermost in `dest`:
+    each stored row written once into all the slices that hold it (a held switch broadcast,
+    `Held.stored_rows`), never the written-out stream."""
+    for row, at in _repeats(np.asarray(stored, np.int64).tobytes(), np.asarray(slices, np.int64).tobytes()):
+        dest[..., at] = held[row][..., None]
+
+
+@functools.lru_cache(maxsize=256)
+def _repeats(stored: bytes, slices: bytes) -> tuple[tuple[int, slice | np.ndarray], ...]:
+    """(stored row, the slices holding it: a slice when stepped) of `_store_repeats`' rows
+    (int64 bytes), remembered: a switch's rows are the same every run."""
+    rows, at = np.frombuffer(stored, np.int64), np.frombuffer(slices, np.int64)
+    order, runs = np.unique(rows, return_inverse=True)
+    runs = runs.reshape(-1)
+    return tuple((row, _stepped(at[runs == k])) for k, row in enumerate(order.tolist()))
 
 
 def take(arr: np.ndarray, index: np.ndarray, axis: int) -> np.ndarray:

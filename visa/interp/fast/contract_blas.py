@@ -17,7 +17,9 @@ are gathered into A (distinct rows x slots of the class, steps x leaves), the TR
 of every distinct TRF operand into B (steps x leaves, operands x lanes), and A @ B holds
 every pair of them; each row takes its pair. Used only when the rows use at least half the
 pairs (a GEMM broadcast: every distinct stream row meets every distinct TRF operand), and
-for sums of at least `MIN_TERMS` products.
+for sums of at least `MIN_TERMS` products. When the rows' pairs fall into parts that meet
+only each other (`row_pairs.pair_grid`: two clusters, each its own blocks of both operands),
+each part is its own matmul of a batch: the pairs no row uses are not computed.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from ir.bf16_exact import NONE, no_rounding, unit_floor
+from visa.interp.fast.row_pairs import pair_grid
 from visa.interp.operands import widen_codes
 from visa.interp.trf import _stepped   # rows every n-th: a view, not a copy
 
@@ -117,11 +120,18 @@ def contract(parts: list, h_of: np.ndarray, wt: np.ndarray, which: np.ndarray, t
     widened)."""
     n_w, lanes = wt.shape[0], wt.shape[2]
     leaves = np.arange(g, dtype=np.int64)
+    grid = pair_grid(h_of, which)      # parts whose stream and TRF rows meet each other only
+    if grid is None:                   # one part: every pair
+        grid = np.arange(parts[0][2].shape[0])[None], np.arange(n_w)[None], h_of * n_w + which
+    s_rows, w_rows, place = grid
+    n_p, ns, nw = s_rows.shape[0], s_rows.shape[1], w_rows.shape[1]
+    part, si, wi = place // (ns * nw), place // nw % ns, place % nw
     for j, (slots, sc, _, tc, t_reps), a in parts:
         w_idx = (tread[t_reps][:, :, None] * rr + (j * g + leaves) % rr).reshape(t_reps.size, -1)
-        b = np.ascontiguousarray(wt[:, w_idx, :].transpose(2, 1, 0, 3)).reshape(w_idx.shape[1], -1)
-        res = (widen_codes(a).reshape(-1, w_idx.shape[1]) @ b).reshape(a.shape[0], a.shape[1], t_reps.size, n_w, lanes)
-        by_pair = res.transpose(0, 3, 1, 2, 4)[h_of, which]   # (rows, stream classes, TRF classes, lanes)
+        b = np.ascontiguousarray(wt[w_rows][:, :, w_idx, :].transpose(0, 3, 2, 1, 4)).reshape(n_p, w_idx.shape[1], -1)
+        lhs = widen_codes(a[s_rows]).reshape(n_p, -1, w_idx.shape[1])
+        res = (lhs @ b).reshape(n_p, ns, a.shape[1], t_reps.size, nw, lanes)
+        by_pair = res[part, si, :, :, wi]                      # (rows, stream classes, TRF classes, lanes)
         np.add(by_pair, np.float32(0), out=by_pair)            # a -0 sum is +0
         at = sc * t_reps.size + tc                             # each slot among the classes' pairs
         picked = by_pair.reshape(h_of.size, -1, lanes)

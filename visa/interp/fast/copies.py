@@ -6,8 +6,8 @@ A note is (byte range of every slice, each slice's representative: the lowest sl
 DMA filled from the same source bytes, -1 for a slice it did not write). Notes are claims
 about the DM as the DMA left it, so every write that could touch the DM forgets them: a
 DMA forgets the notes overlapping each range it writes (all of the store's on a write it
-cannot describe), and the walker forgets all of them before any other step and after a
-program whose sink writes the DM (`forget_after`). Only a DMA from HBM makes notes. The
+cannot describe), and the walker forgets all of them before any other step, and the DM's
+after a program whose sink writes the DM (`forget_after`). Only a DMA from HBM makes notes. The
 plain interpreter keeps none: it calls `dma_written` and `program_done` through its hooks
 (visa/interp/shortcuts.py), which the switch turns off.
 
@@ -45,6 +45,12 @@ class CopyNotes:
             self._notes.clear()
         else:
             self._notes.pop(key, None)
+
+    def clear_dm(self) -> None:
+        """Forget every DM store's notes, keep the TRFs' (a commit writes the DM only; every
+        TRF write goes through `Memory.trf_rows`, which forgets the rows it hands out)."""
+        for key in [k for k in self._notes if k[0] != "trf"]:
+            del self._notes[key]
 
     def forget(self, key: Key, lo: int, hi: int) -> None:
         """Forget the notes of `key` whose range meets bytes [lo, hi) (of any slice)."""
@@ -137,9 +143,11 @@ def forget_after(program: Any) -> bool:
 
 @register("program_done")
 def program_done(program: Any, mem: Any) -> None:
-    """After a program: its sink may have changed the DM (`forget_after`), so every note goes."""
+    """After a program: its sink may have changed the DM (`forget_after`), so every DM note
+    goes; the TRF notes stay (a program writes the TRF only by a `trf_load`, which forgets
+    the rows it writes): the second contraction of a tile reads the weights the first did."""
     if forget_after(program):
-        mem.copies.clear()
+        mem.copies.clear_dm()
 
 
 @per_record

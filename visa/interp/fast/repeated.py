@@ -55,14 +55,21 @@ class Repeated(Held):
         in_order = flat.size == self.shape[1] * self.shape[2] and np.array_equal(flat, np.arange(flat.size))
         return view_reshape(self.factored, (count, *pattern.shape)) if in_order else None
 
+    def rows(self, which: np.ndarray) -> Repeated:
+        """The stream of the rows `which` (stored ones, when `sparse`), its repeats still
+        held as broadcasts."""
+        part = compact(self.factored)[which]
+        return Repeated(np.broadcast_to(part, (len(which), *self.factored.shape[1:])), (len(which), *self.shape[1:]))
+
+    def stored_rows(self) -> np.ndarray | None:
+        return self.held if self.sparse else None
+
     def trf_rows_view(self, bits: int, row: np.dtype, lanes: int, nrows: int) -> np.ndarray | None:
         """The flits as a view (rows, *loops, row elements) whose loops refine both its own
         (time loops, flits per packet) and a TRF load's (lanes, rows per lane): the common split
-        reshapes either side without a copy. None when its elements are not whole bytes in
-        flits of one row or no common split exists."""
+        reshapes either side without a copy (only the stored rows defined when `sparse`). None
+        when its elements are not whole bytes in flits of one row or no common split exists."""
         f = self.factored
-        if self.sparse:
-            return None
         if bits not in (8, 16, 32) or f.shape[-1] * f.itemsize != row.itemsize or f.strides[-1] != f.itemsize:
             return None
         cuts = sorted(_cuts(f.shape[1:-1]) | _cuts((lanes, nrows)))

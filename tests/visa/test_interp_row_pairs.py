@@ -1,0 +1,53 @@
+"""The integer contraction over the distinct pairs of its operands' rows
+(visa/interp/fast/row_pairs.py): both operands broadcast by the Switch Engine, two batch
+elements side by side, so the rows' pairs are two grids of (row block, column block); each
+pair is multiplied once, the held switch streams are never written out, and the result is
+the numpy oracle's, exactly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from benchmarks.drawn_kernels import pinned
+from npu_opt.compile_api import compile_kernel
+from visa import parse_visa
+from visa.interp import contract, execute_inout
+from visa.interp.fast import row_pairs
+from visa.interp.fast.repeated import Repeated
+
+_DRAWN = pinned("row_pairs", "out[b,m,n] = a[b,m,k] * w[b,n,k]", "i8:i32", dict(b=2, m=16, n=32, k=64),
+                dict(placement="4x2 of 8x16, 2 batch elements side by side, on 1/16 of the slices, a and w by switch",
+                     trf="w", packet=64, pieces=1), "batched")
+
+
+def test_the_rows_pairs_are_grids_part_by_part() -> None:
+    # 2 parts: stream classes {0, 1} x weight classes {10, 11, 12}, {20, 21} x {30, 31, 32}
+    hs = np.array([0, 0, 0, 1, 1, 1, 20, 20, 20, 21, 21, 21])
+    hw = np.array([10, 11, 12, 10, 11, 12, 30, 31, 32, 30, 31, 32])
+    s_rows, w_rows, place = row_pairs.pair_grid(hs[::-1], hw[::-1])   # rows in any order
+    assert s_rows.tolist() == [[0, 1], [20, 21]] and w_rows.tolist() == [[10, 11, 12], [30, 31, 32]]
+    part, rest = np.divmod(place, 6)
+    si, wi = np.divmod(rest, 3)
+    assert np.array_equal(s_rows[part, si], hs[::-1]) and np.array_equal(w_rows[part, wi], hw[::-1])
+
+
+def test_parts_of_other_shapes_or_sparse_pairs_are_refused() -> None:
+    # parts of 2 x 2 and 1 x 2 pairs
+    assert row_pairs.pair_grid(np.array([0, 0, 1, 1, 5, 5]), np.array([0, 1, 0, 1, 7, 8])) is None
+    # one part of 4 x 4 pairs (a path 0-0-1-1-2-2-3-3), 7 rows use them: over half unused
+    assert row_pairs.pair_grid(np.array([0, 0, 1, 1, 2, 2, 3]), np.array([0, 1, 1, 2, 2, 3, 3])) is None
+
+
+def test_each_distinct_pair_is_multiplied_once_with_the_oracles_sums(monkeypatch: pytest.MonkeyPatch) -> None:
+    found, written = [], []
+    real_pairs, real_write = contract._pairs, Repeated.materialize
+    monkeypatch.setattr(contract, "_pairs", lambda *a: found.append(real_pairs(*a)) or found[-1])
+    monkeypatch.setattr(Repeated, "materialize", lambda self: written.append(self) or real_write(self))
+    arrays = _DRAWN.inputs(np.random.default_rng(5))
+    results, finals = execute_inout(parse_visa(compile_kernel(_DRAWN.kernel).text), [x.copy() for x in arrays])
+    assert np.array_equal(np.asarray((results + finals)[-1]), _DRAWN.oracle(*arrays))
+    assert found and all(f is not None for f in found)
+    s_rows, w_rows, place = found[0]
+    assert s_rows.size * w_rows.shape[1] == place.size   # every pair a row uses, each once
+    assert not written
