@@ -47,7 +47,7 @@ from visa.schedule import builtin_rates, schedule_artifact
 
 from driver.tune_bits import Runs, compare_bits
 from driver.tune_batches import MAX_BATCH, MIN_BATCH, SHARES, Costs, batch_size
-from driver.tune_eval import Batch, Candidate, evaluate_timed
+from driver.tune_eval import Batch, Candidate, evaluate_timed, prebound
 from driver.tune_exec import FactoryRef, make_executor
 
 __all__ = ["Candidate", "TuneResult", "tune", "with_text"]
@@ -81,7 +81,7 @@ def _ranked(candidates: Sequence[Candidate]) -> list[Candidate]:
 
 
 def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int]], Batch],
-           take: Callable[[list[Candidate]], None]) -> None:
+           take: Callable[[list[Candidate]], None], drop: Callable[[int], bool] = lambda index: False) -> None:
     """Evaluate every point in batches: up to two batches in flight per worker, this process
     evaluating one itself while they run (when the executor lets it). A batch holds about the
     same predicted work, a share of what is left (driver/tune_batches.py: by the CPU seconds
@@ -93,7 +93,9 @@ def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int
     (`starting()`: a dask scheduler that has not answered yet), this process evaluates small
     batches too, asking between them, so the cluster's workers wait no longer than one
     small batch for their first (a batch sized for this process alone held a second or
-    more of work, every worker idle meanwhile)."""
+    more of work, every worker idle meanwhile). Whenever a batch comes back, the queued
+    candidates `drop` prunes (by their bound from their parameters, against the best makespan
+    back so far) leave the queue: they are never sent, nor sized into a batch."""
     queue = deque(spread(len(points)))
     costs = Costs(points)  # what each candidate back cost (CPU seconds, measured where it ran)
 
@@ -105,6 +107,10 @@ def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int
     def back(timed: tuple[Sequence[float], list[Candidate]]) -> None:
         costs.add([c.index for c in timed[1]], timed[0])
         take(timed[1])
+        kept = [i for i in queue if not drop(i)]
+        if len(kept) < len(queue):
+            queue.clear()
+            queue.extend(kept)
 
     pending: set[Any] = set()
     tries, found = 0, False
@@ -165,9 +171,25 @@ def tune(space: Space, *, ref: FactoryRef | None = None, target: str = "rngd", j
             if progress is not None:
                 progress(c)
 
+    rates = builtin_rates(get_target(target).name) or builtin_rates("rngd")
+    pre: dict[int, int | None] = {}
+
+    def drop(index: int) -> bool:
+        """Prune a queued candidate here, before it is sent, when its bound from its parameters
+        (`Space.bound`) exceeds the best makespan back so far."""
+        if not (prune and best and space.bound is not None):
+            return False
+        if index not in pre:
+            pre[index] = prebound(space, points[index], rates)
+        if pre[index] is None or pre[index] <= min(best):
+            return False
+        take([Candidate(index, points[index], "pruned", bound=pre[index],
+                        message=f"bound {pre[index]} > best makespan {min(best)}, from its parameters")])
+        return True
+
     executor = make_executor(jobs, scheduler, in_process=ref is None, ref=ref)
     try:
-        _sweep(executor, points, make, take)
+        _sweep(executor, points, make, take, drop)
         executor.settle()
     finally:
         executor.close()
