@@ -8,7 +8,10 @@ candidate, so the winner does not depend on how the work was spread).
 
 Pruning: a candidate's *bound* is the work of its busiest context (the sum of that
 context's step durations): the model runs a context's steps one at a time, so no schedule
-of the candidate can be shorter. Before lowering, the DMA context's work alone is known
+of the candidate can be shorter. Before anything is built, a space may bound a candidate
+from its parameters (`Space.bound`, never above the bound): one whose bound so exceeds the
+best makespan back so far is pruned in this process and never sent (and a worker prunes
+one it was sent by the best it knows). Before lowering, the DMA context's work alone is known
 from the candidate's DMA records (driver/tune_eval.py `early_bound`); a candidate whose
 early bound already exceeds the best makespan found is pruned there, its programs never
 lowered or verified. After lowering, one whose whole bound exceeds it is not scheduled.

@@ -1,7 +1,10 @@
 """What a tune worker does with a batch of candidates (driver/tune.py runs the sweep).
 
-A worker receives a `Batch`, several candidates of one space, and evaluates them in turn:
-build the kernel, trace it and, once a makespan is known to beat, bound it early from its
+A worker receives a `Batch`, several candidates of one space, and evaluates them in turn.
+Once a makespan is known to beat, a candidate whose bound from its parameters alone
+(`Space.bound`: synth's spaces give one) exceeds it is pruned before anything is built or
+traced (tracing was three quarters of a pruned sweep). The others: build the kernel, trace
+it and, once a makespan is known to beat, bound it early from its
 DMA records alone (`early_bound`: the DMA context's work, a few percent of the lowering's
 price); a candidate whose early bound exceeds that makespan is pruned there, before its
 programs are lowered, allocated and verified. The rest are lowered and verified; their
@@ -265,14 +268,15 @@ class _Pre:
     params: dict[str, Any]
     bound: int | None
 
-    def check(self, what: str, cycles: int | None) -> None:
-        """`Space.bound` may never exceed the candidate's early bound or its bound: a bound
-        above them could prune a candidate that would win."""
-        if self.bound is None or cycles is None or self.bound <= cycles:
+    def check(self, bound: int) -> None:
+        """`Space.bound` may never exceed the candidate's bound (the launch and its busiest
+        context's work): above it, it could prune a candidate that would win, or one that the
+        bound would not have pruned."""
+        if self.bound is None or self.bound <= bound:
             return
         fn = inspect.unwrap(self.space.bound)
         text = (f"the space's bound() gave {self.bound} cycles for candidate #{self.index} ({self.params}), above "
-                f"its {what} ({cycles}): a bound from the parameters may never exceed it")
+                f"its bound after lowering ({bound}): a bound from the parameters may never exceed it")
         if getattr(fn, "__module__", "").split(".")[0] in _OWN_PACKAGES:
             raise InternalError(f"tune: {text}")
         raise NpuOptError(text, code="USAGE")
@@ -286,7 +290,6 @@ def _lower(kernel: DeviceKernel, target: str, tgt: Target, traced: Any, cutoff: 
     early = None
     if cutoff is not None and traced is not None and not traced.errors:
         early = early_bound(traced, tgt, rates)
-        pre.check("early bound", early)
         if early is not None and early > cutoff:  # pruned before the lowering: it could not win
             return _Known("ok", None, "", early, None)
 
@@ -294,7 +297,7 @@ def _lower(kernel: DeviceKernel, target: str, tgt: Target, traced: Any, cutoff: 
         steps = build_steps(lowered, rates, gate_target)
         # nothing issues before the launch; a rolled body's steps count once per iteration
         bound = launch_cycles(rates) + busiest_context(steps, step_repeats(lowered))[1]
-        pre.check("bound", bound)
+        pre.check(bound)
         if cutoff is not None and bound > cutoff:
             return _Known("ok", None, "", bound, None)
         makespan = steps_makespan(steps, rates, lowered)

@@ -28,9 +28,9 @@ None is left out (it builds nothing worth trying).
 `point` from its parameters alone (`rates`: the schedule model's, `rates(group, key)` as in
 `tu_ops/targets/rngd.schedule.toml`; None: no bound for this point). Once some makespan is
 known, a candidate whose bound exceeds it is pruned before its kernel is built or traced.
-It must never exceed what the candidate's DMA records cost at the least (the tuner's early
-bound, docs/tuning.md "Prune"): the tuner checks it on every candidate it does trace, and a
-bound above that stops the run. `npu-opt synth`'s spaces give one (synth/bound.py).
+It must never exceed the candidate's bound after lowering (the launch and the work of its
+busiest context, docs/tuning.md "Prune"), so it prunes only what that bound would: the
+tuner checks it on every candidate it lowers, and a bound above that stops the run. `npu-opt synth`'s spaces give one (synth/bound.py).
 """
 
 from __future__ import annotations

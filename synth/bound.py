@@ -56,12 +56,15 @@ def candidate_bound(spec: Any, point: dict[str, Any], rates: Any) -> int | None:
     loads = {"all": mt + nt, "outer": outer + tiles, "none": 2 * tiles}[v["reuse"]] if tiles > 1 else 2
     commands = steps * (loads + tiles * pieces)
 
-    size = spec.padded
     elem = DType(spec.dtype_in).bits // 8
-    geo = v["geo"]
-    # each slice holds its rows of `a` with the whole `k`: the slices of a tile's row share them, one
-    # copy each (sn), unless the Switch Engine spreads the one copy moved (`a by switch`); `w` alike
-    copies = {v["an"]: 1 if geo.a_switch else geo.sn, v["wn"]: 1 if geo.switch else geo.sm}
+    geo, size = v["geo"], spec.padded
+    # each slice holds its rows of `a` with the whole `k`: the slices of a tile's row share them, a
+    # copy each (`sn`, or fewer when the result is padded to the tile inside the kernel: only the
+    # slices of real columns get one), unless the Switch Engine spreads the one copy moved (`a by
+    # switch`); `w` alike along the tile's column
+    real = {x: -(-size[v[i]] // v[e]) for x, i, e in (("sn", "ni", "c"), ("sm", "mi", "r"))}
+    copies = {v["an"]: 1 if geo.a_switch else min(geo.sn, real["sn"]),
+              v["wn"]: 1 if geo.switch else min(geo.sm, real["sm"])}
     load_bytes = sum(math.prod(size[i] for i in spec.stored(name)) * elem * copies[name] for name, _ in spec.operands)
     rn, ridx = spec.result
     out_bytes = math.prod(size[i] for i in ridx) * (DType(spec.result_dtype).bits // 8)
