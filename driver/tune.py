@@ -90,9 +90,11 @@ def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int
     same predicted work, a share of what is left (driver/tune_batches.py: by the CPU seconds
     each candidate back cost), so batches shrink as the space drains: the last ones, which
     the other processes may have to wait for, are short. When this process helps, it first
-    evaluates small batches alone until one candidate compiles (a few at most), so every
-    batch the workers get carries a makespan to prune against: a batch sent without one
-    lowers its candidates in full until it finds its own. While the executor still starts
+    evaluates small batches until one candidate compiles (a few at most), each worker one
+    small batch at a time meanwhile, so the workers' larger batches carry a makespan to prune
+    against (a batch sent without one lowers its candidates in full until it finds its own or
+    hears of one: the shared best); the workers did nothing meanwhile before, a fifth of a
+    `--jobs 2` sweep once pruning skipped the traces. While the executor still starts
     (`starting()`: a dask scheduler that has not answered yet), this process evaluates small
     batches too, asking between them, so the cluster's workers wait no longer than one
     small batch for their first (a batch sized for this process alone held a second or
@@ -115,15 +117,29 @@ def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int
             queue.clear()
             queue.extend(kept)
 
+    def small() -> Batch:
+        return make([queue.popleft() for _ in range(min(len(queue), MIN_BATCH))])
+
     pending: set[Any] = set()
     tries, found = 0, False
-    # a makespan before any batch leaves; and while the executor still starts (a dask scheduler
-    # not yet answered), small batches here, so its workers get theirs as soon as it has
+    # small batches until a makespan is known, here and one in each worker at a time (a worker
+    # prunes against what this process finds from its next candidate on: the shared best); and
+    # while the executor still starts (a dask scheduler not yet answered), small batches here,
+    # so its workers get theirs as soon as it has
     while queue and executor.helps and (executor.starting() or (executor.workers and tries < SHARES and not found)):
-        first = evaluate_timed(make([queue.popleft() for _ in range(min(len(queue), MIN_BATCH))]))
+        while queue and executor.workers and len(pending) < executor.workers and not executor.starting():
+            pending.add(executor.submit(evaluate_timed, small()))
+        if not queue:
+            break
+        first = evaluate_timed(small())
         back(first)
         tries += 1
         found = found or any(c.status == "ok" for c in first[1])
+        for handle in executor.wait(pending, block=False):
+            pending.discard(handle)
+            timed = executor.result(handle)
+            back(timed)
+            found = found or any(c.status == "ok" for c in timed[1])
     while queue or pending:
         while queue and len(pending) < 2 * executor.workers:
             pending.add(executor.submit(evaluate_timed, batch()))
