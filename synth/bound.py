@@ -66,8 +66,7 @@ def candidate_bound(spec: Any, point: dict[str, Any], rates: Any) -> int | None:
     copies = {v["an"]: 1 if geo.a_switch else min(geo.sn, real["sn"]),
               v["wn"]: 1 if geo.switch else min(geo.sm, real["sm"])}
     load_bytes = sum(math.prod(size[i] for i in spec.stored(name)) * elem * copies[name] for name, _ in spec.operands)
-    rn, ridx = spec.result
-    out_bytes = math.prod(size[i] for i in ridx) * (DType(spec.result_dtype).bits // 8)
+    out_bytes = math.prod(size[i] for i in spec.result[1]) * (DType(spec.result_dtype).bits // 8)
 
     request = rates("dma", "request_bytes")
     run = store_run(spec, v)
