@@ -8,7 +8,10 @@ candidate, so the winner does not depend on how the work was spread).
 
 Pruning: a candidate's *bound* is the work of its busiest context (the sum of that
 context's step durations): the model runs a context's steps one at a time, so no schedule
-of the candidate can be shorter. Before lowering, the DMA context's work alone is known
+of the candidate can be shorter. Before anything is built, a space may bound a candidate
+from its parameters (`Space.bound`, never above the bound): one whose bound so exceeds the
+best makespan back so far is pruned in this process and never sent (and a worker prunes
+one it was sent by the best it knows). Before lowering, the DMA context's work alone is known
 from the candidate's DMA records (driver/tune_eval.py `early_bound`); a candidate whose
 early bound already exceeds the best makespan found is pruned there, its programs never
 lowered or verified. After lowering, one whose whole bound exceeds it is not scheduled.
@@ -47,7 +50,7 @@ from visa.schedule import builtin_rates, schedule_artifact
 
 from driver.tune_bits import Runs, compare_bits
 from driver.tune_batches import MAX_BATCH, MIN_BATCH, SHARES, Costs, batch_size
-from driver.tune_eval import Batch, Candidate, evaluate_timed
+from driver.tune_eval import Batch, Candidate, evaluate_timed, prebound
 from driver.tune_exec import FactoryRef, make_executor
 
 __all__ = ["Candidate", "TuneResult", "tune", "with_text"]
@@ -81,19 +84,23 @@ def _ranked(candidates: Sequence[Candidate]) -> list[Candidate]:
 
 
 def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int]], Batch],
-           take: Callable[[list[Candidate]], None]) -> None:
+           take: Callable[[list[Candidate]], None], drop: Callable[[int], bool] = lambda index: False) -> None:
     """Evaluate every point in batches: up to two batches in flight per worker, this process
     evaluating one itself while they run (when the executor lets it). A batch holds about the
     same predicted work, a share of what is left (driver/tune_batches.py: by the CPU seconds
     each candidate back cost), so batches shrink as the space drains: the last ones, which
     the other processes may have to wait for, are short. When this process helps, it first
-    evaluates small batches alone until one candidate compiles (a few at most), so every
-    batch the workers get carries a makespan to prune against: a batch sent without one
-    lowers its candidates in full until it finds its own. While the executor still starts
+    evaluates small batches until one candidate compiles (a few at most), each worker one
+    small batch at a time meanwhile, so the workers' larger batches carry a makespan to prune
+    against (a batch sent without one lowers its candidates in full until it finds its own or
+    hears of one: the shared best); the workers did nothing meanwhile before, a fifth of a
+    `--jobs 2` sweep once pruning skipped the traces. While the executor still starts
     (`starting()`: a dask scheduler that has not answered yet), this process evaluates small
     batches too, asking between them, so the cluster's workers wait no longer than one
     small batch for their first (a batch sized for this process alone held a second or
-    more of work, every worker idle meanwhile)."""
+    more of work, every worker idle meanwhile). Whenever a batch comes back, the queued
+    candidates `drop` prunes (by their bound from their parameters, against the best makespan
+    back so far) leave the queue: they are never sent, nor sized into a batch."""
     queue = deque(spread(len(points)))
     costs = Costs(points)  # what each candidate back cost (CPU seconds, measured where it ran)
 
@@ -105,16 +112,34 @@ def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int
     def back(timed: tuple[Sequence[float], list[Candidate]]) -> None:
         costs.add([c.index for c in timed[1]], timed[0])
         take(timed[1])
+        kept = [i for i in queue if not drop(i)]
+        if len(kept) < len(queue):
+            queue.clear()
+            queue.extend(kept)
+
+    def small() -> Batch:
+        return make([queue.popleft() for _ in range(min(len(queue), MIN_BATCH))])
 
     pending: set[Any] = set()
     tries, found = 0, False
-    # a makespan before any batch leaves; and while the executor still starts (a dask scheduler
-    # not yet answered), small batches here, so its workers get theirs as soon as it has
+    # small batches until a makespan is known, here and one in each worker at a time (a worker
+    # prunes against what this process finds from its next candidate on: the shared best); and
+    # while the executor still starts (a dask scheduler not yet answered), small batches here,
+    # so its workers get theirs as soon as it has
     while queue and executor.helps and (executor.starting() or (executor.workers and tries < SHARES and not found)):
-        first = evaluate_timed(make([queue.popleft() for _ in range(min(len(queue), MIN_BATCH))]))
+        while queue and executor.workers and len(pending) < executor.workers and not executor.starting():
+            pending.add(executor.submit(evaluate_timed, small()))
+        if not queue:
+            break
+        first = evaluate_timed(small())
         back(first)
         tries += 1
         found = found or any(c.status == "ok" for c in first[1])
+        for handle in executor.wait(pending, block=False):
+            pending.discard(handle)
+            timed = executor.result(handle)
+            back(timed)
+            found = found or any(c.status == "ok" for c in timed[1])
     while queue or pending:
         while queue and len(pending) < 2 * executor.workers:
             pending.add(executor.submit(evaluate_timed, batch()))
@@ -165,9 +190,25 @@ def tune(space: Space, *, ref: FactoryRef | None = None, target: str = "rngd", j
             if progress is not None:
                 progress(c)
 
+    rates = builtin_rates(get_target(target).name) or builtin_rates("rngd")
+    pre: dict[int, int | None] = {}
+
+    def drop(index: int) -> bool:
+        """Prune a queued candidate here, before it is sent, when its bound from its parameters
+        (`Space.bound`) exceeds the best makespan back so far."""
+        if not (prune and best and space.bound is not None):
+            return False
+        if index not in pre:
+            pre[index] = prebound(space, points[index], rates)
+        if pre[index] is None or pre[index] <= min(best):
+            return False
+        take([Candidate(index, points[index], "pruned", bound=pre[index],
+                        message=f"bound {pre[index]} > best makespan {min(best)}, from its parameters")])
+        return True
+
     executor = make_executor(jobs, scheduler, in_process=ref is None, ref=ref)
     try:
-        _sweep(executor, points, make, take)
+        _sweep(executor, points, make, take, drop)
         executor.settle()
     finally:
         executor.close()

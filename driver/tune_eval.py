@@ -1,7 +1,10 @@
 """What a tune worker does with a batch of candidates (driver/tune.py runs the sweep).
 
-A worker receives a `Batch`, several candidates of one space, and evaluates them in turn:
-build the kernel, trace it and, once a makespan is known to beat, bound it early from its
+A worker receives a `Batch`, several candidates of one space, and evaluates them in turn.
+Once a makespan is known to beat, a candidate whose bound from its parameters alone
+(`Space.bound`: synth's spaces give one) exceeds it is pruned before anything is built or
+traced (tracing was three quarters of a pruned sweep). The others: build the kernel, trace
+it and, once a makespan is known to beat, bound it early from its
 DMA records alone (`early_bound`: the DMA context's work, a few percent of the lowering's
 price); a candidate whose early bound exceeds that makespan is pruned there, before its
 programs are lowered, allocated and verified. The rest are lowered and verified; their
@@ -19,6 +22,7 @@ ID, bound and makespan) and answers a repeat from it, for the length of one tune
 
 from __future__ import annotations
 
+import inspect
 import time
 from typing import Any
 
@@ -37,7 +41,8 @@ from visa.schedule.steps import build_steps
 
 from driver.tune_space import resolve_space
 
-__all__ = ["Batch", "Candidate", "PoolBest", "early_bound", "evaluate_batch", "evaluate_timed", "share_best"]
+__all__ = ["Batch", "Candidate", "PoolBest", "early_bound", "evaluate_batch", "evaluate_timed", "prebound",
+           "share_best"]
 
 
 @attrs.frozen
@@ -186,7 +191,13 @@ def evaluate_batch(batch: Batch, seconds: list[float] | None = None) -> list[Can
 
 
 def evaluate(space: Any, index: int, params: dict[str, Any], target: str, cutoff: int | None) -> Candidate:
-    """Build, lower, bound and (unless its bound exceeds `cutoff`) schedule one candidate."""
+    """Build, lower, bound and (unless its bound exceeds `cutoff`) schedule one candidate; one
+    whose bound from its parameters (`Space.bound`) already exceeds `cutoff` is never built."""
+    rates = _rates(target)
+    pre = prebound(space, params, rates)
+    if cutoff is not None and pre is not None and pre > cutoff:
+        return Candidate(index, params, "pruned", bound=pre,
+                         message=f"bound {pre} > best makespan {cutoff}, from its parameters")
     try:
         kernel = space.factory(**params)
     except Exception as e:  # noqa: BLE001 - the factory refuses these parameters: a candidate, not a crash
@@ -207,7 +218,7 @@ def evaluate(space: Any, index: int, params: dict[str, Any], target: str, cutoff
         if known is not None and (known.status != "ok" or known.makespan is not None or
                                   (cutoff is not None and known.bound > cutoff)):
             return _candidate(index, params, known, cutoff)
-    known = _lower(kernel, target, tgt, traced, cutoff)
+    known = _lower(kernel, target, tgt, traced, cutoff, _Pre(space, index, params, pre))
     if key is not None:
         if len(_KNOWN) >= _KNOWN_LIMIT:
             _KNOWN.clear()
@@ -239,8 +250,43 @@ def early_bound(traced: Any, tgt: Target, rates: Any) -> int | None:
     return launch_cycles(rates) + sum(n * r.busy_cycles(rates, tgt) for n, r in zip(repeats(records), records))
 
 
-def _lower(kernel: DeviceKernel, target: str, tgt: Target, traced: Any, cutoff: int | None) -> _Known:
-    rates = builtin_rates(get_target(target).name) or builtin_rates("rngd")
+def _rates(target: str) -> Any:
+    return builtin_rates(get_target(target).name) or builtin_rates("rngd")
+
+
+def prebound(space: Any, params: dict[str, Any], rates: Any) -> int | None:
+    """The space's bound of the candidate from its parameters (`Space.bound`; None: none)."""
+    return None if space.bound is None else space.bound(params, rates)
+
+
+@attrs.frozen
+class _Pre:
+    """A traced candidate's bound from its parameters, checked against what its records cost."""
+
+    space: Any
+    index: int
+    params: dict[str, Any]
+    bound: int | None
+
+    def check(self, bound: int) -> None:
+        """`Space.bound` may never exceed the candidate's bound (the launch and its busiest
+        context's work): above it, it could prune a candidate that would win, or one that the
+        bound would not have pruned."""
+        if self.bound is None or self.bound <= bound:
+            return
+        fn = inspect.unwrap(self.space.bound)
+        text = (f"the space's bound() gave {self.bound} cycles for candidate #{self.index} ({self.params}), above "
+                f"its bound after lowering ({bound}): a bound from the parameters may never exceed it")
+        if getattr(fn, "__module__", "").split(".")[0] in _OWN_PACKAGES:
+            raise InternalError(f"tune: {text}")
+        raise NpuOptError(text, code="USAGE")
+
+
+_OWN_PACKAGES = frozenset({"synth", "driver", "npu_opt", "benchmarks"})  # a bound of ours is wrong: an ICE
+
+
+def _lower(kernel: DeviceKernel, target: str, tgt: Target, traced: Any, cutoff: int | None, pre: _Pre) -> _Known:
+    rates = _rates(target)
     early = None
     if cutoff is not None and traced is not None and not traced.errors:
         early = early_bound(traced, tgt, rates)
@@ -251,6 +297,7 @@ def _lower(kernel: DeviceKernel, target: str, tgt: Target, traced: Any, cutoff: 
         steps = build_steps(lowered, rates, gate_target)
         # nothing issues before the launch; a rolled body's steps count once per iteration
         bound = launch_cycles(rates) + busiest_context(steps, step_repeats(lowered))[1]
+        pre.check(bound)
         if cutoff is not None and bound > cutoff:
             return _Known("ok", None, "", bound, None)
         makespan = steps_makespan(steps, rates, lowered)

@@ -1,12 +1,12 @@
 """The user's code of a tune file, called so that it cannot decide `npu-opt tune`'s fate
 (issue 39, items 5 and 8).
 
-`guarded(space, path)` gives the space with its `factory`, `inputs` and `oracle` wrapped:
+`guarded(space, path)` gives the space with its `factory`, `inputs`, `oracle` and `bound` wrapped:
 while one runs, `os._exit(n)` raises instead of ending the process (as while a kernel file
 is imported or traced, npu_opt/per_file_imports.py), and `sys.exit()`, `os._exit()` or a stray
 `KeyboardInterrupt` become an ordinary exception (`UserExit`): a factory's is that
-candidate's error, an `inputs()` or `oracle()` one is a USAGE error naming the line. Any
-other exception `inputs()` or `oracle()` raises is a USAGE error with the user's line too,
+candidate's error, an `inputs()`, `oracle()` or `bound()` one is a USAGE error naming the line.
+Any other exception `inputs()`, `oracle()` or `bound()` raises is a USAGE error with the user's line too,
 and `inputs()` must return a tuple (or list) of as many arrays as the kernel takes
 parameters: a bare array would otherwise be split into its rows.
 """
@@ -105,4 +105,5 @@ def guarded(space: Space, path: str) -> Space:
                              f"returned {len(got)} array(s); kernel `{built['kernel'].name}` takes {want}")
             return tuple(got)
 
-    return attrs.evolve(space, factory=factory, inputs=inputs, oracle=user(space.oracle, "oracle()"))
+    return attrs.evolve(space, factory=factory, inputs=inputs, oracle=user(space.oracle, "oracle()"),
+                        bound=user(space.bound, "bound()"))

@@ -23,6 +23,14 @@ name -> value; default the space's first point) can win. An exact space needs `i
 `distinct(point)`, when given, names the kernel a point builds (for instance its source):
 points that name the same kernel are one candidate, the first in order; a point it names
 None is left out (it builds nothing worth trying).
+
+`bound(point, rates)`, when given, is a lower bound of the makespan of the candidate at
+`point` from its parameters alone (`rates`: the schedule model's, `rates(group, key)` as in
+`tu_ops/targets/rngd.schedule.toml`; None: no bound for this point). Once some makespan is
+known, a candidate whose bound exceeds it is pruned before its kernel is built or traced.
+It must never exceed the candidate's bound after lowering (the launch and the work of its
+busiest context, docs/tuning.md "Prune"), so it prunes only what that bound would: the
+tuner checks it on every candidate it lowers, and a bound above that stops the run. `npu-opt synth`'s spaces give one (synth/bound.py).
 """
 
 from __future__ import annotations
@@ -65,6 +73,7 @@ class Space:
     exact: bool = False
     golden: tuple[tuple[str, Any], ...] | None = attrs.field(default=None, converter=_golden)
     distinct: Callable[[dict[str, Any]], Any] | None = None
+    bound: Callable[[dict[str, Any], Any], int | None] | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.golden is not None:

@@ -47,6 +47,7 @@ import numpy as np
 
 from ir.dtypes import DType
 from synth import epilogue, gemv, target
+from synth.bound import candidate_bound
 from synth.gemm_text import gemm_roles, gemm_source, kept
 from synth.offer import offered, runs_in_full, split_levers
 from synth.onchip import switch_ok, switch_piece
@@ -238,10 +239,13 @@ def space_of(spec: Any, filename: str | None = None, run: bool | None = None) ->
             keys[key] = canonical(source(spec, dict(key)))
         return keys[key]
 
+    def bound(point: dict[str, Any], rates: Any) -> int | None:  # before the kernel is built (synth/bound.py)
+        return candidate_bound(spec, point, rates)
+
     if not (runs_in_full(spec) if run is None else run):  # checked at a proxy size instead (driver/synth.py)
-        return Space(factory, levers, distinct=distinct)
+        return Space(factory, levers, distinct=distinct, bound=bound)
     return Space(factory, levers, inputs=epilogue.with_bias(spec, _inputs(spec)),
-                 oracle=target.whole_oracle(spec, _oracle(spec)), distinct=distinct)
+                 oracle=target.whole_oracle(spec, _oracle(spec)), distinct=distinct, bound=bound)
 
 
 def model_twin(point: dict[str, Any], levers: dict[str, list[Any]]) -> dict[str, Any]:

@@ -345,31 +345,32 @@ def test_batches_are_sized_by_the_measured_cost(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_this_process_finds_a_makespan_before_any_batch_leaves(monkeypatch: pytest.MonkeyPatch) -> None:
-    """With workers to feed, this process first evaluates MIN_BATCH candidates at a time on its
-    own until one compiles (SHARES tries at most), so the workers' batches carry a makespan."""
+    """With workers to feed, this process first evaluates MIN_BATCH candidates at a time until
+    one compiles (SHARES tries at most), each worker one MIN_BATCH batch at a time meanwhile
+    (it idled before), so the workers' larger batches carry a makespan."""
     log: list[tuple[str, int]] = []
 
     class Helping(_Counting):
         helps, workers, width = True, 1, 2
 
         def submit(self, fn, batch):
-            log.append(("sent", len(batch.items)))
-            return super().submit(fn, batch)
+            return super().submit(lambda b: fn(b, "worker"), batch)
 
-    def fake(batch, k):  # the first k candidates evaluated are refused, the rest compile
-        done = sum(n for where, n in log if where == "here")
-        log.append(("here", len(batch.items)))
+    def fake(batch, k, where="here"):  # the first k candidates evaluated are refused, the rest compile
+        done = sum(n for _, n in log)
+        log.append((where, len(batch.items)))
         return (0.0,) * len(batch.items), [Candidate(i, p, "ok" if done + j >= k else "refused", makespan=1 if done + j >= k else None)
                      for j, (i, p) in enumerate(batch.items)]
 
-    for first_ok, want in ((4, 3), (0, 1), (99, 3)):
+    small = tune_batches.MIN_BATCH
+    for first_ok, want in ((4, 2), (0, 1), (99, 3)):
         log.clear()
-        monkeypatch.setattr(tune_mod, "evaluate_timed", lambda b, k=first_ok: fake(b, k))
+        monkeypatch.setattr(tune_mod, "evaluate_timed", lambda b, where="here", k=first_ok: fake(b, k, where))
         points = [{"k": k} for k in range(40)]
         tune_mod._sweep(Helping(), points, lambda idx: Batch(None, "rngd", None, True,
                                                               tuple((i, points[i]) for i in idx)), lambda cs: None)
-        assert log[:want] == [("here", tune_batches.MIN_BATCH)] * want, first_ok
-        assert log[want][0] == "sent", first_ok
+        assert log[:2 * want] == [("worker", small), ("here", small)] * want, (first_ok, log)
+        assert log[2 * want][1] > small, (first_ok, log)
 
 
 def test_while_the_cluster_starts_this_process_evaluates_small_batches(monkeypatch: pytest.MonkeyPatch) -> None:

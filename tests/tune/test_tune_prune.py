@@ -67,6 +67,7 @@ def test_early_bound_is_the_dma_work_of_the_lowering(seed: int) -> None:
             continue
         early, dma, bound, makespan = got
         assert early == dma, point
+        assert space.bound(point, RATES) <= early, point  # synth's bound from the parameters (synth/bound.py)
         assert early <= makespan and bound <= makespan, point
         seen += 1
         looped += early > bound  # counting a loop's iterations bounds closer than the busiest context
