@@ -121,11 +121,28 @@ def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int
         return make([queue.popleft() for _ in range(min(len(queue), MIN_BATCH))])
 
     pending: set[Any] = set()
+    _start(executor, queue, pending, small, back)
+    while queue or pending:
+        while queue and len(pending) < 2 * executor.workers:
+            pending.add(executor.submit(evaluate_timed, batch()))
+        if executor.helps and queue:
+            back(evaluate_timed(batch()))
+            done = executor.wait(pending, block=False)
+        else:
+            done = executor.wait(pending, block=True)
+        for handle in done:
+            pending.discard(handle)
+            back(executor.result(handle))
+
+
+def _start(executor: Any, queue: deque, pending: set[Any], small: Callable[[], Batch],
+           back: Callable[[tuple[Sequence[float], list[Candidate]]], None]) -> None:
+    """The sweep's start: small batches until a makespan is known, here and one in each worker
+    at a time (a worker prunes against what this process finds from its next candidate on: the
+    shared best); and while the executor still starts (a dask scheduler not yet answered),
+    small batches here, so its workers get theirs as soon as it has. The batches still in
+    flight stay in `pending`."""
     tries, found = 0, False
-    # small batches until a makespan is known, here and one in each worker at a time (a worker
-    # prunes against what this process finds from its next candidate on: the shared best); and
-    # while the executor still starts (a dask scheduler not yet answered), small batches here,
-    # so its workers get theirs as soon as it has
     while queue and executor.helps and (executor.starting() or (executor.workers and tries < SHARES and not found)):
         while queue and executor.workers and len(pending) < executor.workers and not executor.starting():
             pending.add(executor.submit(evaluate_timed, small()))
@@ -140,17 +157,6 @@ def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int
             timed = executor.result(handle)
             back(timed)
             found = found or any(c.status == "ok" for c in timed[1])
-    while queue or pending:
-        while queue and len(pending) < 2 * executor.workers:
-            pending.add(executor.submit(evaluate_timed, batch()))
-        if executor.helps and queue:
-            back(evaluate_timed(batch()))
-            done = executor.wait(pending, block=False)
-        else:
-            done = executor.wait(pending, block=True)
-        for handle in done:
-            pending.discard(handle)
-            back(executor.result(handle))
 
 
 def spread(count: int) -> list[int]:
