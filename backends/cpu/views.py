@@ -156,10 +156,8 @@ def _direct_form(src_t: object, view: object, src_shape: tuple[int, ...], src_st
         return moves_strided._offsets_at(src_shape, src_strides, index)
 
     cols = (moves_strided._Column(lambda k: _nth(live, out_strides, k), n), moves_strided._Column(source, n))
-    try:  # a block of cells at a time: no table of every live cell (issue 61, first-run memory)
-        for lo in range(0, n, moves_strided._CHECK_BLOCK):  # every live cell has a source
-            source(np.arange(lo, min(n, lo + moves_strided._CHECK_BLOCK), dtype=np.int64))
-        dims = moves_strided._dims(cols)
+    try:  # a block of cells at a time: no table of every live cell (issue 61, first-run memory); the
+        dims = moves_strided._dims(cols)  # grid found is checked at every cell, so every one has a source
     except _NoSource:
         return None
     if dims is None:
