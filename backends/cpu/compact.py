@@ -23,7 +23,7 @@ from ir.types import Type
 from backends.cpu import layout
 from backends.cpu.moves_strided import StridedForm
 
-__all__ = ["Compact", "wanted", "make", "rows_of", "full", "read_full", "read_in_row", "write_in_row"]
+__all__ = ["Compact", "wanted", "make", "rows_of", "full", "read_full", "read_in_row", "write_in_row", "write_in_rows"]
 
 
 @attrs.frozen(eq=False)
@@ -109,7 +109,35 @@ def write_in_row(form: StridedForm, row_len: int, row: int) -> StridedForm | Non
     """A DMA's strided form into a full output buffer of rows of `row_len` elements, as a
     form writing row `row` alone (a buffer of that one row) when it writes no other row;
     else None."""
-    lo, hi = _span(form.p0, form.extents, form.pstrides)
-    if lo < row * row_len or hi >= (row + 1) * row_len:
+    return write_in_rows(form, row_len, row, 1, 1)
+
+
+def write_in_rows(form: StridedForm, row_len: int, row0: int, every: int, count: int) -> StridedForm | None:
+    """A DMA's strided form into a full output buffer of rows of `row_len` elements, as a
+    form writing rows `row0 + i * every` (i < `count`) alone, stored one after the other
+    (a buffer of those rows), when it writes no other row; else None. Each digit of the
+    form steps inside a row or steps whole written rows (consecutive rows: any digit that
+    stays inside them)."""
+    if every == 1:
+        lo, hi = _span(form.p0, form.extents, form.pstrides)
+        if lo < row0 * row_len or hi >= (row0 + count) * row_len:
+            return None
+        return attrs.evolve(form, p0=form.p0 - row0 * row_len, full=False)
+    row, col = divmod(form.p0, row_len)
+    if row < row0 or (row - row0) % every:
         return None
-    return attrs.evolve(form, p0=form.p0 - row * row_len, full=False)
+    steps, last_row, last_col = [], row, col
+    for n, p in zip(form.extents, form.pstrides):
+        if n == 1:
+            steps.append(0)
+        elif p > 0 and p % (row_len * every) == 0:
+            steps.append(p // every)
+            last_row += (n - 1) * (p // row_len)
+        elif 0 <= p and (n - 1) * p < row_len:
+            steps.append(p)
+            last_col += (n - 1) * p
+        else:
+            return None
+    if last_col >= row_len or last_row > row0 + (count - 1) * every:
+        return None
+    return attrs.evolve(form, p0=(row - row0) // every * row_len + col, pstrides=tuple(steps), full=False)

