@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from backends.cpu import CpuBackend, CpuOptions, arena, compact, compact_moves, layout, moves, moves_strided
+from backends.cpu import CpuBackend, CpuOptions, arena, compact, compact_moves, keys, layout, moves, moves_strided
 from backends.cpu.distinct import distinct_values
 from backends.cpu.moves_strided import StridedForm
 from benchmarks.drawn_kernels import pinned
@@ -123,3 +123,41 @@ def test_sparse_zeros_keep_only_the_written_pages_resident() -> None:
     out[:256:4] = 1                                               # 64 rows of 32 KiB: 2 MiB
     grown = resident() - before
     assert grown < 3 << 20, grown >> 20
+
+
+def _cells_of(form: StridedForm | None) -> list[tuple[int, int]] | None:
+    """Every (output position, input offset) pair a form names."""
+    if form is None:
+        return None
+    grids = np.meshgrid(*[np.arange(e) for e in form.extents], indexing="ij")
+    pos = form.p0 + sum(g * p for g, p in zip(grids, form.pstrides))
+    off = form.v0 + sum(g * v for g, v in zip(grids, form.vstrides))
+    return sorted(zip(np.asarray(pos).reshape(-1).tolist(), np.asarray(off).reshape(-1).tolist()))
+
+
+def test_a_form_found_on_one_copy_names_every_cell_of_every_copy() -> None:
+    """Random live cells, some digits adding to no key (broadcasts), read through an affine
+    or a shuffled key table: the form names exactly the cells' (position, source) pairs,
+    or is None exactly when the full check finds none."""
+    rng = np.random.default_rng(0)
+    spread = 0
+    for _ in range(60):
+        digits, weight, radix = [], 1, 1
+        for n in [int(rng.choice([1, 2, 3, 4, 6])) for _ in range(rng.integers(1, 5))]:
+            d = np.arange(n, dtype=np.int64)
+            broadcast = rng.random() < 0.4
+            digits.append((d * weight, np.zeros(n, np.int64) if broadcast else d * radix))
+            spread += broadcast and n > 1
+            radix *= 1 if broadcast else n
+            weight *= n
+        cells = keys._grid(tuple(reversed(digits)), int(rng.choice([1, 4, 1 << 14])))
+        table = rng.permutation(radix) if rng.random() < 0.2 else np.arange(radix) * int(rng.choice([1, 2]))
+        shape, strides = (1, 2 * radix), (2 * radix, 1)
+        got = moves_strided.strided_form_cells(cells, table.__getitem__, cells.n, shape, strides)
+        pos, key = cells.at(np.arange(cells.n))
+        truth = sorted(zip(pos.tolist(), table[key].tolist()))
+        full = moves_strided._form(moves_strided._cell_columns(cells, table.__getitem__, shape, strides),
+                                   lambda p0: int(table[cells.at(np.zeros(1, np.int64))[1]][0]), True)
+        assert (got is None) == (full is None)
+        assert got is None or _cells_of(got) == truth
+    assert spread > 15
