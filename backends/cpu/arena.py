@@ -33,11 +33,34 @@ import numpy as np
 
 from backends.cpu.lru import ByObject
 
+try:  # numpy's switch for its huge page advice (numpy 1.20+; private, hence the fallback)
+    from numpy._core.multiarray import _set_madvise_hugepage as _set_huge_pages
+except ImportError:  # pragma: no cover - a numpy without the switch: its default advice stays
+    def _set_huge_pages(enabled: bool) -> bool:
+        return enabled
+
 __all__ = ["Arena", "scope", "empty", "empty_noted", "forget_note", "zeros",
-           "owned_root", "give_back", "give_back_raw", "MIN_BYTES", "KEEP_BYTES"]
+           "owned_root", "give_back", "give_back_raw", "sparse_zeros", "MIN_BYTES", "KEEP_BYTES"]
 
 MIN_BYTES = 1 << 20
 KEEP_BYTES = 256 << 20
+
+_HUGE_LOCK = threading.Lock()
+
+
+def sparse_zeros(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """`np.zeros(shape, dtype)` made without numpy's transparent huge page advice. numpy
+    asks for huge pages on every allocation of 4 MiB or more (`madvise(MADV_HUGEPAGE)`),
+    so writing one 32 KiB row of every 128 KiB makes 2 MiB resident for each 2 MiB of the
+    buffer: a DMA into a kernel on 1/4 of the slices made its whole DM buffer resident, 4x
+    the cells it wrote (issue 61, first-run memory: drawn_s2_2 8 MiB for 2 MiB of rows).
+    With small pages only the pages written are."""
+    with _HUGE_LOCK:  # numpy's switch is process-wide: set and restored around this allocation alone
+        before = _set_huge_pages(False)
+        try:
+            return np.zeros(shape, dtype)
+        finally:
+            _set_huge_pages(before)
 _LOCAL = threading.local()
 # The row classes recorded for a buffer's memory (backends/cpu/row_classes.py): kept here, beside
 # the buffers, because handing a buffer out again must drop them.
@@ -179,8 +202,10 @@ def empty_noted(shape: tuple[int, ...], dtype: np.dtype, note: object) -> tuple[
 def zeros(shape: tuple[int, ...], dtype: np.dtype, sparse: bool = False) -> np.ndarray:
     """`np.zeros(shape, dtype)`, from the current arena when there is one and it is large.
     `sparse`: few of its cells will be written (a buffer of mostly padding rows): fresh zero
-    memory, whose untouched pages the system neither writes nor keeps resident."""
-    arena = None if sparse else _current(shape, dtype)
+    memory, whose untouched pages the system neither writes nor keeps resident (`sparse_zeros`)."""
+    if sparse:
+        return sparse_zeros(shape, dtype)
+    arena = _current(shape, dtype)
     if arena is None:
         return np.zeros(shape, dtype)
     out = arena.take(shape, dtype)[0]

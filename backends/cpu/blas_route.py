@@ -17,6 +17,7 @@ import numpy as np
 
 from backends.cpu import contract_jit
 from backends.cpu.lru import ByObject, Lru
+from backends.cpu.distinct import distinct_values
 
 __all__ = ["Grouping", "Route", "grouped_spread", "grouping", "placed", "route", "spread"]
 
@@ -58,7 +59,7 @@ def route(ca: np.ndarray, cw: np.ndarray, da: int, dw: int, dims: tuple[int, int
     if found is not None:
         return found
     nn, ni, nj = dims
-    pairs = np.unique(ca * dw + cw).size
+    pairs = distinct_values(ca * dw + cw).size
     groups = None
     if da * dw <= 2 * pairs:
         kind, shape = "whole", (nn, da * ni, dw * nj)

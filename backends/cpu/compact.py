@@ -23,7 +23,7 @@ from ir.types import Type
 from backends.cpu import layout
 from backends.cpu.moves_strided import StridedForm
 
-__all__ = ["Compact", "wanted", "make", "rows_of", "full", "read_full", "read_in_row", "write_in_row"]
+__all__ = ["Compact", "wanted", "make", "rows_of", "full", "read_full", "read_in_row", "write_in_row", "write_in_rows", "live_steps"]
 
 
 @attrs.frozen(eq=False)
@@ -109,7 +109,47 @@ def write_in_row(form: StridedForm, row_len: int, row: int) -> StridedForm | Non
     """A DMA's strided form into a full output buffer of rows of `row_len` elements, as a
     form writing row `row` alone (a buffer of that one row) when it writes no other row;
     else None."""
-    lo, hi = _span(form.p0, form.extents, form.pstrides)
-    if lo < row * row_len or hi >= (row + 1) * row_len:
+    return write_in_rows(form, row_len, row, 1, 1)
+
+
+def write_in_rows(form: StridedForm, row_len: int, row0: int, every: int, count: int) -> StridedForm | None:
+    """A DMA's strided form into a full output buffer of rows of `row_len` elements, as a
+    form writing rows `row0 + i * every` (i < `count`) alone, stored one after the other
+    (a buffer of those rows), when it writes no other row; else None. Each digit of the
+    form steps inside a row or steps whole written rows (consecutive rows: any digit that
+    stays inside them)."""
+    if every == 1:
+        lo, hi = _span(form.p0, form.extents, form.pstrides)
+        if lo < row0 * row_len or hi >= (row0 + count) * row_len:
+            return None
+        return attrs.evolve(form, p0=form.p0 - row0 * row_len, full=False)
+    found = live_steps(form.p0, form.extents, form.pstrides, row_len, row0, every, count)
+    return None if found is None else attrs.evolve(form, p0=found[0], pstrides=found[1], full=False)
+
+
+def live_steps(first: int, extents: tuple[int, ...], steps: tuple[int, ...], row_bytes: int, row0: int,
+               every: int, count: int) -> tuple[int, tuple[int, ...]] | None:
+    """A strided read (or write) of a full buffer (offset `first` of its first cell, `steps`,
+    in bytes or in elements as `row_bytes` is) as the same access of its live rows alone,
+    rows `row0 + i * every` (i < `count`) stored one after the other: (the first cell's
+    offset there, the steps), or None when the access leaves the live rows or a step
+    neither stays inside a row nor steps whole live rows (backends/cpu/views.py reads a
+    value of live rows with it, `write_in_rows` writes one)."""
+    row, col = divmod(first, row_bytes)
+    if row < row0 or (row - row0) % every:
         return None
-    return attrs.evolve(form, p0=form.p0 - row * row_len, full=False)
+    out, last_row, last_col = [], row, col
+    for n, st in zip(extents, steps):
+        if n == 1:
+            out.append(0)
+        elif st > 0 and st % (row_bytes * every) == 0:
+            out.append(st // every)
+            last_row += (n - 1) * (st // row_bytes)
+        elif 0 <= st and (n - 1) * st < row_bytes:
+            out.append(st)
+            last_col += (n - 1) * st
+        else:
+            return None
+    if last_col >= row_bytes or last_row > row0 + (count - 1) * every:
+        return None
+    return (row - row0) // every * row_bytes + col, tuple(out)

@@ -164,8 +164,8 @@ def move_global(buf: np.ndarray | Compact, src: Type, dst: Type, fast: bool = Tr
         if out is not None:
             return out.reshape(layout.shape_of(dst))
     buf = compact.full(buf)
-    if fast and fresh and compact.wanted(dst) and len(layout.live_rows(dst)) == 1:
-        found = _into_one_row(buf, src_levels, dst)
+    if fast and fresh and compact.wanted(dst) and layout.even_rows(dst) is not None:
+        found = _into_live_rows(buf, src_levels, dst)
         if found is not None:
             return found
     return moves.move_global(buf, src, dst, fast=fast, copies=copies, threads=threads)
@@ -193,14 +193,20 @@ def _from_one_row(buf: Compact, src_levels: Levels, dst_levels: Levels) -> np.nd
                                     math.prod(mp.size for mp in dst_levels), None)
 
 
-def _into_one_row(buf: np.ndarray, src_levels: Levels, dst: Type) -> Compact | None:
-    """The DMA into a type of one live row, as a `Compact`, when it writes that row only."""
+def _into_live_rows(buf: np.ndarray, src_levels: Levels, dst: Type) -> Compact | None:
+    """The DMA into a type of evenly spaced live rows, as a `Compact`, when it writes those
+    rows only: the padding rows (the slices a kernel on a fraction of the slices leaves
+    empty) are never made. Their pages would be: a slice's row is often smaller than a page,
+    so a full buffer written on every 4th row touches every page of it (issue 61, first-run
+    memory)."""
     rows = buf.reshape(1, *buf.shape)
     form = moves.strided_form_of(rows, src_levels, (*layout.spatial_levels(dst), *layout.local_levels(dst)))
     row_len = math.prod(mp.size for mp in layout.local_levels(dst))
+    even = layout.even_rows(dst)
+    count = len(layout.live_rows(dst))
     if form is not None:
-        form = compact.write_in_row(form, row_len, int(layout.live_rows(dst)[0]))
+        form = compact.write_in_rows(form, row_len, even.start, even.step if count > 1 else 1, count)
     if form is None:
         return None
-    return compact.make(moves_strided.apply_form(rows, form, row_len, None), dst)
+    return compact.make(moves_strided.apply_form(rows, form, count * row_len, None).reshape(count, row_len), dst)
 

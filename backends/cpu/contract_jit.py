@@ -46,6 +46,7 @@ from backends.cpu import contract_float, row_classes
 from backends.cpu.lru import Lru
 from backends.cpu import contract_jit_exact as jit_exact
 from backends.cpu import contract_jit_rows as jit_rows
+from backends.cpu.distinct import distinct_values
 
 __all__ = ["ENV", "JIT_MIN", "core", "enabled", "float_stored", "inverse_cells", "widened_bounds", "place",
            "scanned", "stored_rows"]
@@ -186,7 +187,7 @@ def _on_rows(kernel, rows: int, threads: int, work: int, args) -> list:
 @functools.lru_cache(maxsize=64)
 def _cells(gather) -> tuple[np.ndarray, np.ndarray]:
     """The distinct cells a layout reads, ascending, as runs [starts[k], ends[k])."""
-    cells = np.unique(gather.index).astype(np.int64)
+    cells = distinct_values(gather.index).astype(np.int64)
     cut = np.flatnonzero(np.diff(cells) != 1) + 1
     return np.concatenate([cells[:1], cells[cut]]), np.concatenate([cells[cut - 1] + 1, cells[-1:] + 1])
 

@@ -35,6 +35,7 @@ from ir.rules.time_reduction import time_reduction
 
 from backends.cpu import layout, moves, moves_strided
 from backends.cpu.gathers import Gather, _affine, _coord
+from backends.cpu.distinct import distinct_values
 
 __all__ = ["Gather", "Plan", "plan"]
 
@@ -338,7 +339,7 @@ def _dest_form(cells: bytes) -> tuple[int, tuple[int, ...], tuple[int, ...]] | N
     """(first cell, strides, fine shape) of `_dest_view` for the int64 `dest` of these
     bytes; None when it has none."""
     dest = np.frombuffer(cells, np.int64)
-    if dest.size == 0 or np.unique(dest).size != dest.size:
+    if dest.size == 0 or distinct_values(dest).size != dest.size:
         return None
     dims = moves_strided._dims((dest,))  # digits of one stride each, inner to outer
     if dims is None:

@@ -279,6 +279,11 @@ class LiveCells:
         cut = slice(lo - r0 * width, hi - r0 * width)
         return (np.add.outer(hp, self.tail[0]).reshape(-1)[cut], np.add.outer(hk, self.tail[1]).reshape(-1)[cut])
 
+    def fixing(self, fixed: Sequence[int], block: int = 1 << 14) -> LiveCells:
+        """These cells with the digits `fixed` (indices into `digits`) held at their first
+        value: the cells whose other digits run over every value."""
+        return _grid(tuple((p[:1], q[:1]) if i in fixed else (p, q) for i, (p, q) in enumerate(self.digits)), block)
+
 
 def live_cells(levels: tuple[Mapping, ...], space: KeySpace, block: int = 1 << 14) -> LiveCells | None:
     """The `LiveCells` of the buffer with these levels, its tail the inner digits of at most
@@ -292,6 +297,12 @@ def live_cells(levels: tuple[Mapping, ...], space: KeySpace, block: int = 1 << 1
         digits.append((d * weight, k.astype(np.int64, copy=False)[d]))
         weight *= len(k)
     digits.reverse()
+    return _grid(tuple(digits), block)
+
+
+def _grid(digits: tuple[tuple[np.ndarray, np.ndarray], ...], block: int) -> LiveCells:
+    """The `LiveCells` of these digits (outer to inner), its tail the inner digits of at
+    most `block` cells."""
     head, width = len(digits), 1
     while head > 0 and width * len(digits[head - 1][0]) <= block:
         head -= 1
@@ -299,7 +310,7 @@ def live_cells(levels: tuple[Mapping, ...], space: KeySpace, block: int = 1 << 1
     tail_p, tail_k = np.zeros(1, np.int64), np.zeros(1, np.int64)
     for p, q in digits[head:]:
         tail_p, tail_k = np.add.outer(tail_p, p).reshape(-1), np.add.outer(tail_k, q).reshape(-1)
-    return LiveCells(tuple(digits), math.prod(len(p) for p, _ in digits), (tail_p, tail_k), head)
+    return LiveCells(digits, math.prod(len(p) for p, _ in digits), (tail_p, tail_k), head)
 
 
 def padding(levels: tuple[Mapping, ...], space: KeySpace) -> np.ndarray:

@@ -207,9 +207,28 @@ def strided_form_cells(cells: Any, source: Callable[[np.ndarray], np.ndarray], n
                        src_shape: tuple[int, ...], src_strides: tuple[int, ...]) -> StridedForm | None:
     """`strided_form` of a plan given by its live cells (`keys.LiveCells`: the flat position
     and key of the k-th live cell, a run of them by sums, no division per cell) and
-    `source(keys)`, the input position holding each key."""
+    `source(keys)`, the input position holding each key. A digit of the cells that adds to
+    no key (a broadcast: every value reads the same input cells) is checked at its first
+    value only and joins the grid as a digit of input stride 0 (`_spread`): a DMA copying a
+    tile to 64 slices checks one copy's cells, not 64 (issue 61, the first call)."""
     if cells.n == 0:
         return None
+    spread = [(i, len(p), int(p[1] - p[0])) for i, (p, q) in enumerate(cells.digits)
+              if len(p) > 1 and not q.any() and np.array_equal(p, p[0] + (p[1] - p[0]) * np.arange(len(p)))]
+    if spread:
+        one = cells.fixing([i for i, _, _ in spread])
+        dims = _dims(_cell_columns(one, source, src_shape, src_strides))
+        dims = None if dims is None else _spread(dims, spread, [len(p) for p, _ in cells.digits])
+        if dims is not None:
+            return _form(_cell_columns(one, source, src_shape, src_strides),
+                         lambda p0: int(source(cells.at(np.zeros(1, np.int64))[1])[0]), cells.n == n_dst, dims)
+    return _form(_cell_columns(cells, source, src_shape, src_strides),
+                 lambda p0: int(source(cells.at(np.zeros(1, np.int64))[1])[0]), cells.n == n_dst)
+
+
+def _cell_columns(cells: Any, source: Callable[[np.ndarray], np.ndarray], src_shape: tuple[int, ...],
+                  src_strides: tuple[int, ...]) -> tuple[_Column, _Column]:
+    """The (output position, input byte offset) columns of `cells` (`strided_form_cells`)."""
     def offs(flat: np.ndarray) -> np.ndarray:
         return _offsets_at(src_shape, src_strides, flat)
     last: list[Any] = [None, None]
@@ -219,14 +238,51 @@ def strided_form_cells(cells: Any, source: Callable[[np.ndarray], np.ndarray], n
             last[:] = [(lo, hi), cells.run(lo, hi)]
         return last[1]
 
-    cols = (_Column(lambda k: cells.at(k)[0], cells.n, run=lambda lo, hi: run(lo, hi)[0]),
+    return (_Column(lambda k: cells.at(k)[0], cells.n, run=lambda lo, hi: run(lo, hi)[0]),
             _Column(lambda k: offs(source(cells.at(k)[1])), cells.n, run=lambda lo, hi: offs(source(run(lo, hi)[1]))))
-    return _form(cols, lambda p0: int(source(cells.at(np.zeros(1, np.int64))[1])[0]), cells.n == n_dst)
 
 
-def _form(cols: tuple[_Column, _Column], source_of_first: Callable[[int], int], dense: bool) -> StridedForm | None:
-    """The form whose grid `_dims` finds in (output position, input byte offset) columns."""
-    dims = _dims(cols)
+def _spread(dims: list[tuple[int, tuple[int, ...]]], spread: list[tuple[int, int, int]],
+            lengths: list[int]) -> list[tuple[int, tuple[int, ...]]] | None:
+    """The grid `dims` (inner to outer) of cells whose digits `spread` ((index, extent,
+    position step), outer to inner) were held at their first value, with those digits run
+    over every value: each a grid digit of input stride 0 placed at its cell radix (the
+    product of `lengths` of the digits inside it), a grid digit that straddles that radix
+    cut in two; adjacent digits that continue one another merged. None when a grid digit
+    straddles the radix and cannot be cut there."""
+    for i, extent, step in reversed(spread):  # inner first: a digit's radix counts the ones inside it
+        width, below, out = math.prod(lengths[i + 1:]), 1, None
+        for j, (e, steps) in enumerate(dims):
+            if below == width:
+                out = dims[:j] + [(extent, (step, 0))] + dims[j:]
+            elif below < width < below * e:
+                if width % below or (below * e) % width:
+                    return None
+                a = width // below
+                out = dims[:j] + [(a, steps), (extent, (step, 0)), (e // a, tuple(s * a for s in steps))] + dims[j + 1:]
+            if out is not None:
+                break
+            below *= e
+        if out is None:
+            if below != width:
+                return None
+            out = [*dims, (extent, (step, 0))]
+        dims = out
+    merged = [dims[0]]
+    for e, steps in dims[1:]:
+        e0, s0 = merged[-1]
+        if all(s == t * e0 for s, t in zip(steps, s0)):
+            merged[-1] = (e0 * e, s0)
+        else:
+            merged.append((e, steps))
+    return merged
+
+
+def _form(cols: tuple[_Column, _Column], source_of_first: Callable[[int], int], dense: bool,
+          dims: list[tuple[int, tuple[int, ...]]] | None = None) -> StridedForm | None:
+    """The form whose grid `_dims` finds in (output position, input byte offset) columns
+    (`dims`: that grid, found already)."""
+    dims = _dims(cols) if dims is None else dims
     if dims is None:
         return None
     dims = dims[::-1]  # outer to inner

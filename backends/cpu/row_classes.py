@@ -36,6 +36,7 @@ from numpy.lib.stride_tricks import as_strided
 from backends.cpu import arena
 from backends.cpu.lazy_rows import LazyRows
 from backends.cpu.moves_strided import StridedForm, source_view
+from backends.cpu.distinct import distinct_values
 
 __all__ = ["record", "remember", "classes_of", "forget", "dma_copies", "identity", "MIN_COPIES"]
 
@@ -90,7 +91,7 @@ def written(form: StridedForm, n_rows: int, n_cells: int) -> tuple[np.ndarray, n
         d = np.arange(n, dtype=np.int64)
         rows = np.add.outer(rows, d * step).reshape(-1)
         keys = np.add.outer(keys, d * r).reshape(-1)
-    if rows.max() >= n_rows or np.unique(rows).size != rows.size:
+    if rows.max() >= n_rows or distinct_values(rows).size != rows.size:
         return None
     return rows, keys, row_digits, radices, cell_digits
 

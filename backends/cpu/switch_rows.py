@@ -34,6 +34,7 @@ from backends.cpu.compact_moves import Pending
 from backends.cpu.lazy_rows import LazyRows
 from backends.cpu.lru import ByObject
 from backends.cpu.row_classes import MIN_COPIES, identity
+from backends.cpu.distinct import distinct_values
 
 __all__ = ["distinct"]
 
@@ -156,7 +157,7 @@ def _fold(op: Switch, value: Pending, plan: _RowsPlan) -> tuple[np.ndarray, np.n
     base_row = rank[row]
     blank = (base_row < 0) | ~live[step, 0]
     source = np.where(blank, 0, (np.maximum(base_row, 0) * n_base + cells[step, 0]) // size)
-    return source, np.union1d(plan.blank, np.flatnonzero(blank))
+    return source, distinct_values(np.concatenate((plan.blank, np.flatnonzero(blank))))
 
 
 def distinct(op: Switch, buf: np.ndarray | Pending) -> LazyRows | None:

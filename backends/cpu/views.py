@@ -25,7 +25,7 @@ from ir.rf_reshape import RfReshape
 from ir.view_ops import Memset, NewTensor, ToView, Window
 
 from backends.cpu import arena, layout, moves, moves_strided
-from backends.cpu.compact import Compact, _span
+from backends.cpu.compact import Compact, _span, live_steps as _live_steps
 from backends.cpu.options import DEFAULT, CpuOptions
 from backends.cpu.handlers import handles
 
@@ -156,10 +156,8 @@ def _direct_form(src_t: object, view: object, src_shape: tuple[int, ...], src_st
         return moves_strided._offsets_at(src_shape, src_strides, index)
 
     cols = (moves_strided._Column(lambda k: _nth(live, out_strides, k), n), moves_strided._Column(source, n))
-    try:  # a block of cells at a time: no table of every live cell (issue 61, first-run memory)
-        for lo in range(0, n, moves_strided._CHECK_BLOCK):  # every live cell has a source
-            source(np.arange(lo, min(n, lo + moves_strided._CHECK_BLOCK), dtype=np.int64))
-        dims = moves_strided._dims(cols)
+    try:  # a block of cells at a time: no table of every live cell (issue 61, first-run memory); the
+        dims = moves_strided._dims(cols)  # grid found is checked at every cell, so every one has a source
     except _NoSource:
         return None
     if dims is None:
@@ -265,33 +263,6 @@ def _direct_live(op: ToView, offset: tuple[int, ...], src: Compact, out: np.ndar
         return False
     start, steps = found
     return _put(out, offset, (form[0], extents, steps, *form[3:]), base.reshape(-1)[start // item:])
-
-
-def _live_steps(first: int, extents: tuple[int, ...], steps: tuple[int, ...], row_bytes: int, row0: int,
-                every: int, count: int) -> tuple[int, tuple[int, ...]] | None:
-    """A strided read of a full buffer (byte offset `first` of its first cell, byte `steps`)
-    as the same read of its live rows alone, rows `row0 + i * every` (i < `count`) stored
-    one after the other: (the first cell's byte offset there, the byte steps), or None when
-    the read leaves the live rows or a step neither stays inside a row nor steps whole
-    live rows."""
-    row, col = divmod(first, row_bytes)
-    if row < row0 or (row - row0) % every:
-        return None
-    out, last_row, last_col = [], row, col
-    for n, st in zip(extents, steps):
-        if n == 1:
-            out.append(0)
-        elif st > 0 and st % (row_bytes * every) == 0:
-            out.append(st // every)
-            last_row += (n - 1) * (st // row_bytes)
-        elif 0 <= st and (n - 1) * st < row_bytes:
-            out.append(st)
-            last_col += (n - 1) * st
-        else:
-            return None
-    if last_col >= row_bytes or last_row > row0 + (count - 1) * every:
-        return None
-    return (row - row0) // every * row_bytes + col, tuple(out)
 
 
 def _copy(into: np.ndarray) -> np.ndarray:
