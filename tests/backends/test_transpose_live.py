@@ -3,7 +3,9 @@ drawn kernels that read an operand `k` first). A padding slice's stream is zeros
 is its transpose, and slices holding copies of one block (a DMA's broadcast) have equal
 transposes: the engine transposes each distinct live row once and hands on those rows and
 a map, which the commit and the fetches after it keep, so the contraction widens the
-distinct rows only. Each kernel still equals an independent numpy product on cpu and visa."""
+distinct rows only; the commit writes those rows out in the DM tensor's layout, so the
+contraction reads them strided (composed through the transposed stream's order, its read
+was a gather by index). Each kernel still equals an independent numpy product on cpu and visa."""
 
 from __future__ import annotations
 
@@ -27,19 +29,23 @@ def _run_both(d, rng: np.random.Generator, want_of) -> None:
         assert np.array_equal(args[-1][:want.shape[0], :want.shape[1]], want), backend
 
 
-def test_a_broadcast_is_transposed_and_widened_once_per_distinct_row(monkeypatch) -> None:
+def test_a_broadcast_is_transposed_and_widened_once_per_distinct_row_strided(monkeypatch) -> None:
     # 16 live slices (N / 8 x M / 32) of 512; `a[k,m]` depends on M / 32 only: 2 distinct blocks
     d = pinned("tr_live", "out[n,m] = w[n,k] * a[k,m]", "bf16:f32", dict(m=64, n=64, k=32),
                dict(placement="8x2 of 8x32, on 1/16 of the slices", trf="w", packet=32, pieces=2), "gemm",
                transpose="device")
     transposed: list[int] = []
-    widened: list[int] = []
+    widened: list[tuple[int, bool]] = []  # (rows, read strided)
     real, real_widened = engines.transpose_data, contract_blas._widened
-    monkeypatch.setattr(engines, "transpose_data", lambda x, *a, **k: (transposed.append(x.shape[0]), real(x, *a, **k))[1])
-    monkeypatch.setattr(contract_blas, "_widened", lambda raw, *a: (widened.append(raw.shape[0]), real_widened(raw, *a))[1])
+    monkeypatch.setattr(engines, "transpose_data",
+                        lambda x, *a, **k: (transposed.append(x.shape[0]), real(x, *a, **k))[1])
+    monkeypatch.setattr(contract_blas, "_widened",
+                        lambda raw, g, *a: (widened.append((raw.shape[0], g.offset is not None)),
+                                            real_widened(raw, g, *a))[1])
     _run_both(d, np.random.default_rng(5), lambda w, a: w @ a)
     assert transposed == [3]  # the 2 distinct blocks and the padding slices' zero row (was 16 live slices)
-    assert sorted(set(widened)) == [2, 8]  # `a`: its 2 distinct rows (was 16); `w[n,k]`: N / 8, 8 blocks
+    # `a`: its 2 distinct rows (was 16), strided (was by index); `w[n,k]`: N / 8, 8 blocks
+    assert sorted(set(widened)) == [(2, True), (8, True)]
 
 
 def test_the_live_rows_of_a_few_slices_are_held_without_the_padding_slices(monkeypatch) -> None:
