@@ -108,13 +108,17 @@ def move_local(buf: np.ndarray | LazyRows | Compact | Pending, src: Type, dst: T
                lazy: bool = False, fresh: bool = False) -> np.ndarray | LazyRows | Compact | Pending:
     """`moves.move_local` (every level of `src` read), on the live rows only when `buf`
     holds those only or (`fresh`) when `dst` has few: then a `Compact`, or with `lazy`
-    a `Pending`."""
+    a `Pending` (of a move not made yet, `LazyRows`, of every row: its live rows moved, a `Compact`)."""
     src_local, dst_local = layout.local_levels(src), layout.local_levels(dst)
     same_rows = layout.spatial_levels(src) == layout.spatial_levels(dst)
     if isinstance(buf, Pending):
         if fast and same_rows and lazy:
             return Pending(buf.base, (*buf.chain, (src_local, dst_local)), dst)
         buf = realize(buf)
+    if fast and same_rows and fresh and isinstance(buf, LazyRows) and buf.row_of is None and compact.wanted(dst):
+        rows = moves.lazy_live_rows(buf, src, dst)  # a move not made yet, of every row: its live rows moved
+        if rows is not None:
+            return compact.make(rows, dst)
     if fast and same_rows and (isinstance(buf, Compact) or (fresh and not isinstance(buf, LazyRows)
                                                              and compact.wanted(dst))):
         rows = compact.rows_of(buf, src)

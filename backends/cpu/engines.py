@@ -11,16 +11,21 @@ import numpy as np
 
 from ir.data_movement_ops import Switch, Transpose
 from ir.switch.semantics import switch_data, transpose_data
+from ir.transpose.params import TransposeParams
 
-from backends.cpu import compact as compact_lib, compact_moves, layout, lazy_rows, switch_rows
+from backends.cpu import arena, compact as compact_lib, compact_moves, layout, lazy_rows, switch_rows
 from backends.cpu.handlers import handles
 from backends.cpu.lazy_rows import LazyRows
+from backends.cpu.lru import ByObject
 from backends.cpu.row_classes import identity
 
 __all__ = ["transpose", "switch"]
 
+_PARAMS: ByObject[TransposeParams] = ByObject()  # a kept trace runs its ops again
 
-@handles(Transpose, lazy=True, compact=True, makes_compact=True)
+
+@handles(Transpose, lazy=True, compact=True, makes_compact=True, gathers=True)  # new rows: its consumers'
+# forms do not reach back through it
 def transpose(op: Transpose, buf, compact: bool = False):
     """Transpose Engine, slice by slice, on the rows that differ only (padding rows stay
     zero, as every cpu buffer's). A padding slice's stream is zeros and so is its transpose,
@@ -31,14 +36,15 @@ def transpose(op: Transpose, buf, compact: bool = False):
     contraction or TRF load reads it) a `Compact` of the live rows. Issue 61: the k-first
     drawn kernels transposed, and then widened, 16 copies of every row of the operand."""
     t, out_t = op.input.type, op.result.type
+    params = _PARAMS.get(op) or _PARAMS.put(op, op.params())  # the engine's rules run once per op
     if layout.spatial_levels(t) != layout.spatial_levels(out_t):  # not slice for slice: every position
         x = compact_moves.materialize(buf).reshape(-1, t.time.size, t.packet.size)
-        return transpose_data(x, op.params(), op.out_time.size).reshape(layout.shape_of(out_t))
+        return transpose_data(x, params, op.out_time.size).reshape(layout.shape_of(out_t))
     rows, row_of, zero_row = _distinct_rows(buf, t)
     x = rows.reshape(rows.shape[0], t.time.size, t.packet.size)
     n_cells = op.out_time.size * out_t.packet.size
-    out = np.empty((len(x) + zero_row, n_cells), x.dtype)
-    transpose_data(x, op.params(), op.out_time.size, out=out[:len(x)])
+    out = arena.empty((len(x) + zero_row, n_cells), x.dtype)  # the run's scratch: no fresh pages each run
+    transpose_data(x, params, op.out_time.size, out=out[:len(x)])
     out[len(x):] = 0  # the padding rows' (zero) row
     if row_of is None:  # every spatial row live, each its own
         return out.reshape(layout.shape_of(out_t))

@@ -44,7 +44,7 @@ from backends.cpu.lru import MISSING, Lru
 
 __all__ = [
     "KeySpace", "MovePlan", "key_space", "logical_keys", "logical_pad", "move_plan",
-    "match_keys", "plan_at", "move_global", "move_local", "trim", "strided_form_of", "gather_rows",
+    "match_keys", "plan_at", "move_global", "move_local", "lazy_live_rows", "trim", "strided_form_of", "gather_rows",
 ]
 
 
@@ -310,11 +310,26 @@ def _lazy_move(buf: LazyRows, src_local: tuple[Mapping, ...], dst: Type, lazy: b
     written = buf.row_of is not None and isinstance(dst, DmType)
     if lazy and form.full and not written:
         return LazyRows(buf.base, form, n_dst, layout.shape_of(dst), buf.row_of)
-    out = moves_strided.apply_form(buf.base, form, n_dst, (0, 1, buf.base.shape[0]))
+    rows = (0, 1, buf.base.shape[0])
+    if buf.row_of is None and buf.base.shape[0] == layout.n_rows(dst):  # the live rows moved, the others zero
+        rows = moves_strided.even_rows(layout.live_rows(dst), buf.base.shape[0], layout.even_rows(dst))
+    out = moves_strided.apply_form(buf.base, form, n_dst, rows)
     if buf.row_of is not None and lazy:  # the distinct rows moved, the map kept
         out = np.ascontiguousarray(out)
         return LazyRows(out, row_classes.identity(n_dst, out.itemsize), n_dst, layout.shape_of(dst), buf.row_of)
     return (out if buf.row_of is None else out[buf.row_of]).reshape(layout.shape_of(dst))
+
+
+def lazy_live_rows(buf: LazyRows, src: Type, dst: Type) -> np.ndarray | None:
+    """The Tensor Unit move of the live rows of `buf` (every spatial row, no `row_of`), as
+    (live rows, cells), composed with its form; None when the composition is not affine."""
+    src_local, dst_local = layout.local_levels(src), layout.local_levels(dst)
+    form = lazy_rows.compose_form(lambda: _uncached_plan(src_local, dst_local), buf, (src_local, dst_local))
+    if form is None or buf.row_of is not None or buf.base.shape[0] != layout.n_rows(src):
+        return None
+    even = layout.even_rows(src)
+    rows = buf.base[even if even is not None else layout.live_rows(src)]
+    return moves_strided.apply_form(rows, form, math.prod(mp.size for mp in dst_local), None)
 
 
 def trim(buf: np.ndarray, size: int) -> np.ndarray:

@@ -64,3 +64,34 @@ def test_the_live_rows_of_a_few_slices_are_held_without_the_padding_slices(monke
     monkeypatch.setitem(HANDLERS._base.fns, Transpose, spy)  # loaded by the lookup above
     _run_both(d, np.random.default_rng(6), lambda a, w: a @ w)
     assert held == [3]  # the 2 live rows and one zero row for the 510 padding slices (was a buffer of 512)
+
+
+def test_a_padded_collect_of_a_few_slices_hands_the_engine_its_live_rows(monkeypatch) -> None:
+    # 8 live slices of 512, each its own 8-column block of `w[k,n]`: the collect pads the
+    # packet (`N % 8 # 16`), so it is made, of the live rows only (was a buffer of every slice)
+    d = pinned("tr_thin", "out[m,n] = a[m,k] * w[k,n]", "bf16:f32", dict(m=32, n=64, k=32),
+               dict(placement="1x8 of 32x8, on 1/32 of the slices", trf="w", packet=16, pieces=1), "gemm",
+               transpose="device")
+    fed: list[int] = []
+    inner = HANDLERS[Transpose]
+
+    def spy(op, buf, **kw):
+        fed.append(getattr(buf, "base", buf).shape[0])
+        return inner(op, buf, **kw)
+
+    monkeypatch.setitem(HANDLERS._base.fns, Transpose, spy)
+    _run_both(d, np.random.default_rng(7), lambda a, w: a @ w)
+    assert fed == [8]
+
+
+def test_the_engine_parameters_are_found_once_per_op(monkeypatch) -> None:
+    d = pinned("tr_few", "out[m,n] = a[m,k] * w[k,n]", "bf16:f32", dict(m=32, n=64, k=32),
+               dict(placement="1x2 of 32x32, on 1/128 of the slices", trf="w", packet=16, pieces=1), "gemm",
+               transpose="device")
+    backend, arrays = get_backend("cpu"), d.inputs(np.random.default_rng(8))
+    backend.run(d.kernel, tuple(x.copy() for x in arrays))
+    asked: list[object] = []
+    real = Transpose.params
+    monkeypatch.setattr(Transpose, "params", lambda op: (asked.append(op), real(op))[1])
+    backend.run(d.kernel, tuple(x.copy() for x in arrays))  # the rules ran at the first run
+    assert asked == []
