@@ -10,6 +10,7 @@ was a gather by index). Each kernel still equals an independent numpy product on
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import backends.cpu.contract_blas as contract_blas
 import backends.cpu.engines as engines
@@ -48,40 +49,37 @@ def test_a_broadcast_is_transposed_and_widened_once_per_distinct_row_strided(mon
     assert sorted(set(widened)) == [(2, True), (8, True)]
 
 
-def test_the_live_rows_of_a_few_slices_are_held_without_the_padding_slices(monkeypatch) -> None:
-    # 2 live slices of 512, each its own block of `w[k,n]`: no copies, the live rows and a zero row
+def _spy_engine(monkeypatch) -> list[tuple[object, object]]:
+    """(input, result) of every call of the cpu Transpose Engine's handler."""
+    seen: list[tuple[object, object]] = []
+    inner = HANDLERS[Transpose]
+    monkeypatch.setitem(HANDLERS._base.fns, Transpose,  # loaded by the lookup above
+                        lambda op, buf, **kw: (seen.append((buf, inner(op, buf, **kw))), seen[-1][1])[1])
+    return seen
+
+
+def _rows_held(value) -> int:
+    """Rows a value holds: a `LazyRows`' base rows, a `Compact`'s or `Pending`'s live rows, or
+    every spatial row of a full buffer."""
+    if isinstance(value, LazyRows) or hasattr(value, "base") and not isinstance(value, np.ndarray):
+        return value.base.shape[0]
+    return int(np.prod(value.shape[:3]))
+
+
+@pytest.mark.parametrize("placement, side, rows", [
+    # 2 live slices of 512, each its own block of `w[k,n]`: no copies; the engine gives the
+    # 2 live rows and one zero row for the 510 padding slices (was a buffer of 512)
+    ("1x2 of 32x32, on 1/128 of the slices", 1, 3),
+    # 8 live slices, each its own 8-column block: the collect pads the packet (`N % 8 # 16`),
+    # so it is made, of the live rows only: the engine is handed 8 rows (was every slice's, 512)
+    ("1x8 of 32x8, on 1/32 of the slices", 0, 8),
+])
+def test_a_few_slices_are_held_without_the_padding_slices(monkeypatch, placement: str, side: int, rows: int) -> None:
     d = pinned("tr_few", "out[m,n] = a[m,k] * w[k,n]", "bf16:f32", dict(m=32, n=64, k=32),
-               dict(placement="1x2 of 32x32, on 1/128 of the slices", trf="w", packet=16, pieces=1), "gemm",
-               transpose="device")
-    held: list[int] = []
-    inner = HANDLERS[Transpose]
-
-    def spy(op, buf, **kw):
-        out = inner(op, buf, **kw)
-        held.append(out.base.shape[0] if isinstance(out, LazyRows) else int(np.prod(out.shape[:3])))
-        return out
-
-    monkeypatch.setitem(HANDLERS._base.fns, Transpose, spy)  # loaded by the lookup above
+               dict(placement=placement, trf="w", packet=16, pieces=1), "gemm", transpose="device")
+    seen = _spy_engine(monkeypatch)
     _run_both(d, np.random.default_rng(6), lambda a, w: a @ w)
-    assert held == [3]  # the 2 live rows and one zero row for the 510 padding slices (was a buffer of 512)
-
-
-def test_a_padded_collect_of_a_few_slices_hands_the_engine_its_live_rows(monkeypatch) -> None:
-    # 8 live slices of 512, each its own 8-column block of `w[k,n]`: the collect pads the
-    # packet (`N % 8 # 16`), so it is made, of the live rows only (was a buffer of every slice)
-    d = pinned("tr_thin", "out[m,n] = a[m,k] * w[k,n]", "bf16:f32", dict(m=32, n=64, k=32),
-               dict(placement="1x8 of 32x8, on 1/32 of the slices", trf="w", packet=16, pieces=1), "gemm",
-               transpose="device")
-    fed: list[int] = []
-    inner = HANDLERS[Transpose]
-
-    def spy(op, buf, **kw):
-        fed.append(getattr(buf, "base", buf).shape[0])
-        return inner(op, buf, **kw)
-
-    monkeypatch.setitem(HANDLERS._base.fns, Transpose, spy)
-    _run_both(d, np.random.default_rng(7), lambda a, w: a @ w)
-    assert fed == [8]
+    assert [_rows_held(call[side]) for call in seen] == [rows]
 
 
 def test_the_engine_parameters_are_found_once_per_op(monkeypatch) -> None:
