@@ -71,7 +71,7 @@ from benchmarks.drawn_kernels import Drawn
 def status():
     d = dict(l.split(":", 1) for l in open("/proc/self/status"))
     return int(d["VmRSS"].split()[0]) << 10, int(d["VmHWM"].split()[0]) << 10
-spec = contraction({text!r}, dtype={dtype!r}, sizes={sizes!r}, name={name!r})
+spec = contraction({text!r}, dtype={dtype!r}, sizes={sizes!r}, name={name!r}, transpose={transpose!r})
 d = Drawn({name!r}, spec, {point!r}, {form!r})
 arrays = d.inputs(np.random.default_rng(0))
 kernel = d.kernel
@@ -110,6 +110,7 @@ def first_call(d, backend: str, warm: bool = False) -> tuple[float, float, int]:
     warm_spec, warm_point = warm_kernel(dtype)
     code = CHILD.format(root=str(ROOT), text=d.spec.text, dtype=dtype, sizes=d.spec.sizes, name=d.name,
                         point=d.point, form=d.form, backend=backend, warm=warm, warm_spec=warm_spec,
+                        transpose=d.spec.transpose,  # an operand stored k first: where the drawn kernel transposes it
                         warm_point=warm_point)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
     if done.returncode:

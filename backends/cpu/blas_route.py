@@ -15,7 +15,7 @@ import math
 import attrs
 import numpy as np
 
-from backends.cpu import contract_jit
+from backends.cpu import contract_jit, moves_strided
 from backends.cpu.lru import ByObject, Lru
 from backends.cpu.distinct import distinct_values
 
@@ -36,6 +36,7 @@ class Route:
     grouping: "Grouping | None"
     index: np.ndarray | None
     blocks: tuple[int, ...] = ()  # "whole": the products as (N', DA, I, DW, J)
+    runs: tuple[int, tuple[int, ...], tuple[int, ...]] | None = None  # `index` as a strided read (`_runs`)
 
 
 _ROUTES: ByObject[Lru] = ByObject()
@@ -73,8 +74,26 @@ def route(ca: np.ndarray, cw: np.ndarray, da: int, dw: int, dims: tuple[int, int
     source = _SOURCES.get(dest) or _SOURCES.put(dest, _source_cells(dest, cells))
     if source[0] == cells and source[1] is not None and len(ca) * cells <= _INDEX_MAX and math.prod(shape) < 2 ** 31:
         at = spread(np.arange(math.prod(shape), dtype=np.int32).reshape(shape), found, ca, cw)
-        found = attrs.evolve(found, index=np.take(at.reshape(len(ca), -1), source[1], axis=1))
+        index = np.take(at.reshape(len(ca), -1), source[1], axis=1)
+        found = attrs.evolve(found, index=index, runs=_runs(index))
     return routes.put(key, found)
+
+
+_MIN_RUN = 16
+"""Cells of one run from which the take is made a strided copy (`_runs`)."""
+
+
+def _runs(index: np.ndarray) -> tuple[int, tuple[int, ...], tuple[int, ...]] | None:
+    """(first, shape, element strides) of the take `index` as a strided read of the products,
+    when it is one (a grid of digits, each of one stride, none negative) whose innermost digit
+    reads runs of at least `_MIN_RUN` consecutive cells: the drawn kernels' blocks of a
+    result row each a block of the products, copied run by run (a take reads an index per
+    cell); None otherwise."""
+    flat = index.reshape(-1)
+    dims = moves_strided._dims((flat,)) if flat.size else None
+    if not dims or dims[0][1][0] != 1 or dims[0][0] < _MIN_RUN or any(step[0] < 0 for _, step in dims):
+        return None
+    return int(flat[0]), tuple(n for n, _ in reversed(dims)), tuple(step[0] for _, step in reversed(dims))
 
 
 def spread(products: np.ndarray, how: Route, ca: np.ndarray, cw: np.ndarray) -> np.ndarray:

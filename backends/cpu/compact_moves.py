@@ -108,13 +108,17 @@ def move_local(buf: np.ndarray | LazyRows | Compact | Pending, src: Type, dst: T
                lazy: bool = False, fresh: bool = False) -> np.ndarray | LazyRows | Compact | Pending:
     """`moves.move_local` (every level of `src` read), on the live rows only when `buf`
     holds those only or (`fresh`) when `dst` has few: then a `Compact`, or with `lazy`
-    a `Pending`."""
+    a `Pending` (of a move not made yet, `LazyRows`, of every row: its live rows moved, a `Compact`)."""
     src_local, dst_local = layout.local_levels(src), layout.local_levels(dst)
     same_rows = layout.spatial_levels(src) == layout.spatial_levels(dst)
     if isinstance(buf, Pending):
         if fast and same_rows and lazy:
             return Pending(buf.base, (*buf.chain, (src_local, dst_local)), dst)
         buf = realize(buf)
+    if fast and same_rows and fresh and isinstance(buf, LazyRows) and buf.row_of is None and compact.wanted(dst):
+        rows = moves.lazy_live_rows(buf, src, dst)  # a move not made yet, of every row: its live rows moved
+        if rows is not None:
+            return compact.make(rows, dst)
     if fast and same_rows and (isinstance(buf, Compact) or (fresh and not isinstance(buf, LazyRows)
                                                              and compact.wanted(dst))):
         rows = compact.rows_of(buf, src)
@@ -139,12 +143,17 @@ def _trim_is_move(src_local: Levels, dst_local: Levels, size: int) -> bool:
     return bool(np.array_equal(plan.index[live], kept[live]) and src_pad[kept[~live]].all())
 
 
-def trim(buf: np.ndarray | Compact | Pending, src: Type, dst: Type, size: int) -> Compact | Pending | None:
+def trim(buf: np.ndarray | Compact | Pending | LazyRows, src: Type, dst: Type,
+         size: int) -> Compact | Pending | LazyRows | np.ndarray | None:
     """commit_trim of a value of live rows only (None: a full buffer, or other rows): a
-    `Pending` composed with the trim when that trim is a move, else the trimmed rows."""
-    if not isinstance(buf, (Compact, Pending)) or layout.spatial_levels(src) != layout.spatial_levels(dst):
+    `Pending` composed with the trim when that trim is a move, else the trimmed rows. Of a
+    move not copied yet (`LazyRows`: a transposed broadcast's distinct rows) when the trim is
+    a move: that move composed with it (a `LazyRows` still, when the composition covers every cell)."""
+    if not isinstance(buf, (Compact, Pending, LazyRows)) or layout.spatial_levels(src) != layout.spatial_levels(dst):
         return None
     src_local, dst_local = layout.local_levels(src), layout.local_levels(dst)
+    if isinstance(buf, LazyRows):
+        return moves.move_local(buf, src, dst, lazy=True) if _trim_is_move(src_local, dst_local, size) else None
     if isinstance(buf, Pending) and _trim_is_move(src_local, dst_local, size):
         return Pending(buf.base, (*buf.chain, (src_local, dst_local)), dst)
     rows = (realize(buf) if isinstance(buf, Pending) else buf).base

@@ -250,14 +250,30 @@ def _float_plan(grid: Grid, cells: Cells, sp: Split, **common) -> Plan:
     """Floats: A (I, leaf, Rt, N), W (J, leaf, Rt, N), the leaves bit-reversed; a digit
     only the masks depend on joins the rows."""
     forced = _deps(cells.pad) | _deps(cells.skip)
-    i_ = sp.i + [k for k in sp.z if k in forced]
+    i_ = _result_order(grid, cells.dest, sp.i + [k for k in sp.z if k in forced])
+    j_ = _result_order(grid, cells.dest, sp.j)
     z_ = [k for k in sp.z if k not in forced]
     red_t, rev, sizes = grid.of("red"), grid.of("leaf")[::-1], grid.sizes
-    pad = None if cells.pad is None else arrange(cells.pad, [i_, sp.j, rev, red_t, sp.n], sizes, False)
-    skip = None if cells.skip is None else arrange(cells.skip, [i_, sp.j, red_t, sp.n], sizes, False)
+    pad = None if cells.pad is None else arrange(cells.pad, [i_, j_, rev, red_t, sp.n], sizes, False)
+    skip = None if cells.skip is None else arrange(cells.skip, [i_, j_, red_t, sp.n], sizes, False)
     return Plan(True, gather(cells.s_idx, [i_, rev, red_t, sp.n], sizes),
-                gather(cells.t_idx, [sp.j, rev, red_t, sp.n], sizes), pad, skip, None, None,
-                arrange(cells.dest, [i_, sp.j, sp.n, z_], sizes, True), **common)
+                gather(cells.t_idx, [j_, rev, red_t, sp.n], sizes), pad, skip, None, None,
+                arrange(cells.dest, [i_, j_, sp.n, z_], sizes, True), **common)
+
+
+def _result_order(grid: Grid, dest: np.ndarray, digits: list[int]) -> list[int]:
+    """The rows' (or columns') `digits` in the order the float result holds its cells, the
+    lane innermost (`_lane_last_plan`): a block of products is then a block of result cells
+    (the placing copies runs of them, not single cells gathered across lanes: issue 61, the
+    drawn bf16 kernels' take of every result cell). Any order of the kept digits gives every
+    cell the same sum (the reduced digits keep theirs)."""
+    def stride(k: int) -> int:
+        if grid.digits[k].kind == "lane":
+            return -1
+        unit = [0] * dest.ndim
+        unit[k] = 1
+        return int(dest[tuple(unit)]) - int(dest.reshape(-1)[0]) if dest.shape[k] > 1 else 0
+    return sorted(digits, key=stride, reverse=True)
 
 
 def _int_live(grid: Grid, cells: Cells, sp: Split) -> tuple[np.ndarray | None, str | None]:

@@ -4,32 +4,85 @@
 
 from __future__ import annotations
 
+import functools
+import math
+
 import numpy as np
 
 from ir.data_movement_ops import Switch, Transpose
 from ir.switch.semantics import switch_data, transpose_data
+from ir.transpose.params import TransposeParams
 
-from backends.cpu import compact_moves, layout, switch_rows
+from backends.cpu import arena, compact as compact_lib, compact_moves, layout, lazy_rows, switch_rows
 from backends.cpu.handlers import handles
 from backends.cpu.lazy_rows import LazyRows
+from backends.cpu.lru import ByObject
+from backends.cpu.row_classes import identity
 
 __all__ = ["transpose", "switch"]
 
+_PARAMS: ByObject[TransposeParams] = ByObject()  # a kept trace runs its ops again
 
-@handles(Transpose)
-def transpose(op: Transpose, buf: np.ndarray) -> np.ndarray:
-    """Transpose Engine, slice by slice (padding rows stay zero, as every cpu buffer's)."""
+
+@handles(Transpose, lazy=True, compact=True, makes_compact=True, gathers=True)  # new rows: its consumers'
+# forms do not reach back through it
+def transpose(op: Transpose, buf, compact: bool = False):
+    """Transpose Engine, slice by slice, on the rows that differ only (padding rows stay
+    zero, as every cpu buffer's). A padding slice's stream is zeros and so is its transpose,
+    and slices holding copies of one row (a DMA's broadcast, `row_classes.dma_copies`) have
+    equal transposes: the engine transposes the distinct live rows once each and gives a
+    `LazyRows` whose `row_of` names each spatial row's (the commit and fetches after it keep
+    the map, the contraction widens and multiplies those rows only); with `compact` (no
+    contraction or TRF load reads it) a `Compact` of the live rows. Issue 61: the k-first
+    drawn kernels transposed, and then widened, 16 copies of every row of the operand."""
     t, out_t = op.input.type, op.result.type
-    spatial = layout.spatial_levels(t)
-    if spatial != layout.spatial_levels(out_t):  # not slice for slice: every position
-        x = buf.reshape(-1, t.time.size, t.packet.size)
-        return transpose_data(x, op.params(), op.out_time.size).reshape(layout.shape_of(out_t))
-    # the live slices only: a padding slice's stream is zeros and so is its transpose (a kernel
-    # on 1/4 of the slices transposed 4x its cells; issue 61, drawn bf16 kernels read `k` first)
-    rows = layout.rows_view(buf, t)
+    params = _PARAMS.get(op) or _PARAMS.put(op, op.params())  # the engine's rules run once per op
+    if layout.spatial_levels(t) != layout.spatial_levels(out_t):  # not slice for slice: every position
+        x = compact_moves.materialize(buf).reshape(-1, t.time.size, t.packet.size)
+        return transpose_data(x, params, op.out_time.size).reshape(layout.shape_of(out_t))
+    rows, row_of, zero_row = _distinct_rows(buf, t)
     x = rows.reshape(rows.shape[0], t.time.size, t.packet.size)
-    out = transpose_data(x, op.params(), op.out_time.size)
-    return layout.from_rows(out.reshape(out.shape[0], *layout.shape_of(out_t)[len(spatial):]), out_t)
+    n_cells = op.out_time.size * out_t.packet.size
+    out = arena.empty((len(x) + zero_row, n_cells), x.dtype)  # the run's scratch: no fresh pages each run
+    transpose_data(x, params, op.out_time.size, out=out[:len(x)])
+    out[len(x):] = 0  # the padding rows' (zero) row
+    if row_of is None:  # every spatial row live, each its own
+        return out.reshape(layout.shape_of(out_t))
+    if compact and compact_lib.wanted(out_t):
+        return compact_lib.make(out[row_of[layout.live_rows(t)]], out_t)
+    return LazyRows(out, identity(n_cells, out.itemsize), n_cells, layout.shape_of(out_t), row_of)
+
+
+def _distinct_rows(buf, t) -> tuple[np.ndarray, np.ndarray | None, bool]:
+    """(the rows to transpose (rows, cells), the row each spatial row holds or None when every
+    spatial row is a live row of its own, whether the padding rows need a zero row after
+    them) of a Transpose Engine input `buf` of type `t`: a broadcast's distinct rows (its
+    padding row among them), else the live rows."""
+    if isinstance(buf, LazyRows) and buf.row_of is not None:
+        return lazy_rows.materialize(buf.distinct()), buf.row_of, False
+    total, live = layout.n_rows(t), layout.live_rows(t)
+    if isinstance(buf, LazyRows):
+        even = layout.even_rows(t)
+        rows = lazy_rows.materialize(buf if len(live) == total else buf.rows(even if even is not None else live))
+    elif isinstance(buf, (compact_moves.Pending, compact_lib.Compact)):
+        rows = compact_moves.realize(buf).base if isinstance(buf, compact_moves.Pending) else buf.base
+    else:
+        rows = layout.rows_view(buf, t)
+    rows = rows.reshape(rows.shape[0], -1)
+    if len(live) == total:
+        return rows, None, False
+    return rows, _live_map(layout.spatial_levels(t)), True
+
+
+@functools.lru_cache(maxsize=64)
+def _live_map(levels: tuple) -> np.ndarray:
+    """Each spatial row's live row (its rank among the live rows), the padding rows the row
+    after the last live one (a zero row)."""
+    live = layout._live_rows(levels)
+    out = np.full(math.prod(mp.size for mp in levels), len(live), np.intp)
+    out[live] = np.arange(len(live))
+    out.setflags(write=False)
+    return out
 
 
 @handles(Switch, lazy=True, compact=True, gathers=True)  # a broadcast gathers from a fetch not made yet

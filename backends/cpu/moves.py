@@ -32,7 +32,7 @@ import numpy as np
 
 from ir.errors import InternalError
 from ir.mapping.nodes import Mapping
-from ir.types import Type
+from ir.types import DmType, Type
 
 from backends.cpu import layout, lazy_rows, moves_strided, row_classes
 from backends.cpu.keys import (  # re-exported: the keys are this module's matching
@@ -44,7 +44,7 @@ from backends.cpu.lru import MISSING, Lru
 
 __all__ = [
     "KeySpace", "MovePlan", "key_space", "logical_keys", "logical_pad", "move_plan",
-    "match_keys", "plan_at", "move_global", "move_local", "trim", "strided_form_of", "gather_rows",
+    "match_keys", "plan_at", "move_global", "move_local", "lazy_live_rows", "trim", "strided_form_of", "gather_rows",
 ]
 
 
@@ -296,16 +296,40 @@ def _strided_move(rows: np.ndarray, src_levels: tuple[Mapping, ...],
 
 def _lazy_move(buf: LazyRows, src_local: tuple[Mapping, ...], dst: Type, lazy: bool) -> np.ndarray | LazyRows | None:
     """A Tensor Unit move of a `LazyRows` composed with its form, reading the lazy
-    buffer's base (its padding rows hold zero); None when the composition is not affine."""
+    buffer's base (its padding rows hold zero); None when the composition is not affine.
+    Distinct rows (`row_of`) moved into DM (a commit) are written out, the map kept: a
+    stream's form composed through a commit reads its rows in the stream's order, which
+    the fetches after it may read in no strided order (a transposed stream, issue 61: the
+    contraction then gathered the stream by index and copied its 16-fold replay of every
+    distinct row out), while they read the DM tensor's layout as a DMA's copies."""
     dst_local = layout.local_levels(dst)
     form = lazy_rows.compose_form(lambda: _uncached_plan(src_local, dst_local), buf, (src_local, dst_local))
     if form is None:
         return None
     n_dst = math.prod(mp.size for mp in dst_local)
-    if lazy and form.full:
+    written = buf.row_of is not None and isinstance(dst, DmType)
+    if lazy and form.full and not written:
         return LazyRows(buf.base, form, n_dst, layout.shape_of(dst), buf.row_of)
-    out = moves_strided.apply_form(buf.base, form, n_dst, (0, 1, buf.base.shape[0]))
+    rows = (0, 1, buf.base.shape[0])
+    if buf.row_of is None and buf.base.shape[0] == layout.n_rows(dst):  # the live rows moved, the others zero
+        rows = moves_strided.even_rows(layout.live_rows(dst), buf.base.shape[0], layout.even_rows(dst))
+    out = moves_strided.apply_form(buf.base, form, n_dst, rows)
+    if buf.row_of is not None and lazy:  # the distinct rows moved, the map kept
+        out = np.ascontiguousarray(out)
+        return LazyRows(out, row_classes.identity(n_dst, out.itemsize), n_dst, layout.shape_of(dst), buf.row_of)
     return (out if buf.row_of is None else out[buf.row_of]).reshape(layout.shape_of(dst))
+
+
+def lazy_live_rows(buf: LazyRows, src: Type, dst: Type) -> np.ndarray | None:
+    """The Tensor Unit move of the live rows of `buf` (every spatial row, no `row_of`), as
+    (live rows, cells), composed with its form; None when the composition is not affine."""
+    src_local, dst_local = layout.local_levels(src), layout.local_levels(dst)
+    form = lazy_rows.compose_form(lambda: _uncached_plan(src_local, dst_local), buf, (src_local, dst_local))
+    if form is None or buf.row_of is not None or buf.base.shape[0] != layout.n_rows(src):
+        return None
+    even = layout.even_rows(src)
+    rows = buf.base[even if even is not None else layout.live_rows(src)]
+    return moves_strided.apply_form(rows, form, math.prod(mp.size for mp in dst_local), None)
 
 
 def trim(buf: np.ndarray, size: int) -> np.ndarray:

@@ -107,16 +107,21 @@ def packet_map(in_slice: Mapping, in_time: Mapping, out_slice: Mapping, out_time
     return np.ascontiguousarray(switch_data(ids, in_slice, in_time, out_slice, out_time, config, fill=-1)[..., 0])
 
 
-def transpose_data(x: np.ndarray, params: TransposeParams, out_time_size: int, fill: int = 0) -> np.ndarray:
+def transpose_data(x: np.ndarray, params: TransposeParams, out_time_size: int, fill: int = 0,
+                   out: np.ndarray | None = None) -> np.ndarray:
     """The Transpose Engine on `x[slice, time, flit]`: unpack the valid elements, gather
     packets_per_col packets into a row, transpose each [in_rows x in_cols] tile, keep
-    out_rows of its rows, pad each row of in_rows elements to one flit."""
+    out_rows of its rows, pad each row of in_rows elements to one flit. `out`: a C-contiguous
+    array of the result's shape (slice, out_time_size, flit) to write it into."""
     n_slice, n_time, flit = x.shape
     p = params
     outer = n_time // (p.in_rows * p.packets_per_col)
     v = x[:, :, :p.valid_size_per_packet].reshape(n_slice, outer, p.in_rows, p.in_cols)
     tiles = v.transpose(0, 1, 3, 2)[:, :, :p.out_rows, :]  # [s, outer, out_rows, in_rows]
-    out = np.empty((n_slice, outer, p.out_rows, flit), dtype=x.dtype)
+    if out is None:
+        out = np.empty((n_slice, outer, p.out_rows, flit), dtype=x.dtype)
+    else:
+        out = out.reshape(n_slice, outer, p.out_rows, flit)
     out[..., :p.in_rows] = tiles
     out[..., p.in_rows:] = fill   # each cell written once (np.full wrote the tiles' cells twice)
     return out.reshape(n_slice, out_time_size, flit)

@@ -205,8 +205,9 @@ def test_a_tiled_kernel_reuses_its_scratch_within_a_run():
     those of about one tile, not one set per tile (the rest are given back and reused): on
     the dense contraction path, whose stages make whole buffers. On the fast path the
     float contraction's tail keeps its live rows only (tests/backends/test_contract_tail.py):
-    the only buffer of a tile's size is the BLAS path's widened operand, taken afresh by the
-    first tile and given back for the next (backends/cpu/contract_blas.py)."""
+    the only buffers of a tile's size are the BLAS path's widened operand and the cells its
+    take places, taken afresh by the first tile and given back for the next
+    (backends/cpu/contract_blas.py)."""
     kernel = example("gemm_tiled")
     rng = np.random.default_rng(4)
     a = rng.integers(-8, 8, (1024, 128)).astype(np.float32)
@@ -214,7 +215,7 @@ def test_a_tiled_kernel_reuses_its_scratch_within_a_run():
     import ml_dtypes
     args = (a.astype(ml_dtypes.bfloat16), w.astype(ml_dtypes.bfloat16))
     inner = arena.Arena.take
-    for options, most in ((CpuOptions(fast_contract=False), None), (CpuOptions(), 1)):
+    for options, most in ((CpuOptions(fast_contract=False), None), (CpuOptions(), 2)):
         out = np.zeros((1024, 1024), np.float32)
         fresh = []
 

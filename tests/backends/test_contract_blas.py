@@ -438,6 +438,33 @@ def test_the_one_take_index_places_what_the_two_passes_place(monkeypatch: pytest
     assert not np.signbit(got[got == 0]).any()  # the chip's +0
 
 
+def test_the_products_hold_result_cells_in_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The float plan orders its rows' and columns' digits as the result holds its cells, the
+    lane innermost (`contract_plan._result_order`): the placing reads runs of products (with
+    the lane digit first it read one cell per lane: the drawn kernels took every result cell
+    across lanes), so it is a strided copy (`blas_route._runs`), bit for bit the take.
+    Equal to an independent numpy product."""
+    d = pinned("runs", "out[m,n] = a[m,k] * w[n,k]", "bf16:f32", dict(m=64, n=128, k=64),
+               dict(placement="2x4 of 32x32, on 1/16 of the slices", trf="w", packet=16, pieces=1), "gemm")
+    found: list[blas_route.Route] = []
+    route = blas_route.route
+    monkeypatch.setattr(blas_route, "route", lambda *args: found.append(route(*args)) or found[-1])
+    arrays = d.inputs(np.random.default_rng(3))
+    a, w = (x.astype(np.float64) for x in arrays[:2])
+    results = []
+    for min_run in (blas_route._MIN_RUN, 1 << 30):  # the strided copy, then the take
+        monkeypatch.setattr(blas_route, "_MIN_RUN", min_run)
+        monkeypatch.setattr(blas_route, "_ROUTES", ByObject())
+        args = [x.copy() for x in arrays]
+        CpuBackend().run(d.kernel, tuple(args))
+        results.append(args[-1])
+    assert np.array_equal(results[0][:64, :128], (a @ w.T).astype(np.float32))
+    assert np.array_equal(results[0].view(np.uint32), results[1].view(np.uint32))
+    runs = found[0].index.reshape(-1)
+    assert np.mean(np.diff(runs) == 1) > 0.9  # was 0: each next cell in another lane's block
+    assert found[0].runs is not None and found[-1].runs is None
+
+
 @pytest.mark.parametrize("case", ["mixed", "zeros", "nan", "subnormal"])
 def test_the_compiled_bounds_of_widened_cells(case: str) -> None:
     """`contract_jit.widened_bounds`: the largest magnitude pattern, the smallest nonzero one
