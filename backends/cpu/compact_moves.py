@@ -174,7 +174,10 @@ def move_global(buf: np.ndarray | Compact, src: Type, dst: Type, fast: bool = Tr
             return out.reshape(layout.shape_of(dst))
     buf = compact.full(buf)
     if fast and fresh and compact.wanted(dst) and layout.even_rows(dst) is not None:
-        found = _into_live_rows(buf, src_levels, dst)
+        # a broadcast's distinct rows first: fewer rows than the live ones, and a reader
+        # (the Transpose Engine, a contraction) works once per distinct row
+        found = moves.broadcast_copies(buf, src, dst) if copies else None
+        found = _into_live_rows(buf, src_levels, dst) if found is None else found
         if found is not None:
             return found
     return moves.move_global(buf, src, dst, fast=fast, copies=copies, threads=threads)

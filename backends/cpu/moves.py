@@ -44,7 +44,7 @@ from backends.cpu.lru import MISSING, Lru
 
 __all__ = [
     "KeySpace", "MovePlan", "key_space", "logical_keys", "logical_pad", "move_plan",
-    "match_keys", "plan_at", "move_global", "move_local", "lazy_live_rows", "trim", "strided_form_of", "gather_rows",
+    "match_keys", "plan_at", "move_global", "broadcast_copies", "move_local", "lazy_live_rows", "trim", "strided_form_of", "gather_rows",
 ]
 
 
@@ -168,18 +168,25 @@ def move_global(buf: np.ndarray, src: Type, dst: Type, fast: bool = True,
     src_levels = (*layout.spatial_levels(src), *layout.local_levels(src))
     dst_levels = (*layout.spatial_levels(dst), *layout.local_levels(dst))
     n_spatial = layout.n_rows(dst)
-    if fast and copies:
-        rows = buf.reshape(1, *buf.shape)
-        form = strided_form_of(rows, src_levels, dst_levels)
-        found = None if form is None else row_classes.dma_copies(rows, form, n_spatial, layout.shape_of(dst))
-        if found is not None:
-            return found
+    found = broadcast_copies(buf, src, dst) if fast and copies else None
+    if found is not None:
+        return found
     out = _strided_move(buf.reshape(1, *buf.shape), src_levels, dst_levels, None, classes_rows=n_spatial,
                         threads=threads) if fast else None
     if out is not None:
         return out.reshape(layout.shape_of(dst))
     plan = move_plan(src_levels, dst_levels)
     return _apply(buf.reshape(-1), plan).reshape(layout.shape_of(dst))
+
+
+def broadcast_copies(buf: np.ndarray, src: Type, dst: Type) -> LazyRows | None:
+    """A DMA that broadcasts (copies the same cells to several slices) held as its distinct
+    rows (backends/cpu/row_classes.py `dma_copies`); None when it is not one."""
+    src_levels = (*layout.spatial_levels(src), *layout.local_levels(src))
+    dst_levels = (*layout.spatial_levels(dst), *layout.local_levels(dst))
+    rows = buf.reshape(1, *buf.shape)
+    form = strided_form_of(rows, src_levels, dst_levels)
+    return None if form is None else row_classes.dma_copies(rows, form, layout.n_rows(dst), layout.shape_of(dst))
 
 
 def move_local(buf: np.ndarray | LazyRows, src: Type, dst: Type, fast: bool = True,
