@@ -37,7 +37,7 @@ run; a goal is judged on the ratio of the medians:
   twice: the same kernel compiled again (every mapping text's syntax tree kept in the user
   cache, ir/mapping/syntax.py), and the kernel edited (the cache warm but for those trees,
   so its mapping texts are parsed: the everyday edit-compile loop); the verdict takes the
-  larger saving. (The SHA-256 shim, ir/sha256.py, CPython's SHA-256 instead of hashlib's,
+  larger saving. (The SHA-256 shim, a module of CPython's SHA-256 used instead of hashlib's,
   saved 5-6 ms, 1.5% of the warm compile: it was removed.)
 With `--before DIR` (a checkout of older npu-opt code, e.g. `git archive main | tar -x -C
 DIR`), the compile commands of that code run in the same rounds, from DIR on its own
