@@ -16,11 +16,11 @@ from typing import Any
 
 from backends.npu import compile_kernel
 from driver.tune import Candidate, TuneResult
+from driver.tune_eval import target_rates
 from ir.dtypes import DType
 from ir.topology import pe_space
 from synth import Contraction
 from tu_ops.target import for_chips, get_target
-from visa.schedule import builtin_rates
 from visa.schedule.bounds import Demand, Roofline, Work, roofline, work
 
 __all__ = ["CLASSES", "demand", "efficiency", "explanation", "spec_roofline"]
@@ -51,12 +51,8 @@ def demand(spec: Contraction) -> Demand:
                   loads=loads, stores=[nbytes(spec.result[1], spec.result_dtype)], chips=spec.chips, late_loads=late)
 
 
-def _rates(target: str) -> Any:
-    return builtin_rates(get_target(target).name) or builtin_rates("rngd")
-
-
 def spec_roofline(spec: Contraction, target: str = "rngd") -> Roofline:
-    return roofline(_rates(target), demand(spec))
+    return roofline(target_rates(target), demand(spec))
 
 
 def efficiency(c: Candidate, roof: Roofline) -> float | None:
@@ -69,7 +65,7 @@ def _work(space: Any, c: Candidate, target: str) -> Work:
     kernel = space.factory(**c.params)
     tgt = get_target(target)
     outcome = compile_kernel(kernel, tgt)
-    return work(outcome.artifact.kernel, _rates(target), for_chips(tgt, kernel.chips))
+    return work(outcome.artifact.kernel, target_rates(target), for_chips(tgt, kernel.chips))
 
 
 def _classes(w: Work, context: str | None = None) -> dict[str, int]:

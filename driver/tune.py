@@ -46,11 +46,11 @@ from backends.npu import compile_kernel
 from ir.errors import InternalError
 from npu_opt.tune import Space
 from tu_ops.target import for_chips, get_target
-from visa.schedule import builtin_rates, schedule_artifact
+from visa.schedule import schedule_artifact
 
 from driver.tune_bits import Runs, compare_bits
 from driver.tune_batches import MAX_BATCH, MIN_BATCH, SHARES, Costs, batch_size
-from driver.tune_eval import Batch, Candidate, evaluate_timed, prebound
+from driver.tune_eval import Batch, Candidate, evaluate_timed, prebound, target_rates
 from driver.tune_exec import FactoryRef, make_executor
 
 __all__ = ["Candidate", "TuneResult", "tune", "with_text"]
@@ -196,7 +196,7 @@ def tune(space: Space, *, ref: FactoryRef | None = None, target: str = "rngd", j
             if progress is not None:
                 progress(c)
 
-    rates = builtin_rates(get_target(target).name) or builtin_rates("rngd")
+    rates = target_rates(target)
     pre: dict[int, int | None] = {}
 
     def drop(index: int) -> bool:
@@ -261,7 +261,7 @@ def with_text(space: Space, winner: Candidate, target: str) -> Candidate:
     outcome = compile_kernel(kernel, tgt)
     if outcome.status != "ok":
         raise InternalError(f"tune: the winner #{winner.index} compiled in the sweep but not again: {outcome.status}")
-    rates = builtin_rates(tgt.name) or builtin_rates("rngd")
+    rates = target_rates(target)
     makespan = schedule_artifact(outcome.artifact, target=for_chips(tgt, kernel.chips), rates=rates).makespan
     if makespan != winner.makespan:
         raise InternalError(f"tune: the winner #{winner.index}'s artifact has makespan {makespan}, "

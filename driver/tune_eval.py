@@ -42,7 +42,7 @@ from visa.schedule.steps import build_steps
 from driver.tune_space import resolve_space
 
 __all__ = ["Batch", "Candidate", "PoolBest", "early_bound", "evaluate_batch", "evaluate_timed", "prebound",
-           "share_best"]
+           "share_best", "target_rates"]
 
 
 @attrs.frozen
@@ -193,7 +193,7 @@ def evaluate_batch(batch: Batch, seconds: list[float] | None = None) -> list[Can
 def evaluate(space: Any, index: int, params: dict[str, Any], target: str, cutoff: int | None) -> Candidate:
     """Build, lower, bound and (unless its bound exceeds `cutoff`) schedule one candidate; one
     whose bound from its parameters (`Space.bound`) already exceeds `cutoff` is never built."""
-    rates = _rates(target)
+    rates = target_rates(target)
     pre = prebound(space, params, rates)
     if cutoff is not None and pre is not None and pre > cutoff:
         return Candidate(index, params, "pruned", bound=pre,
@@ -218,7 +218,7 @@ def evaluate(space: Any, index: int, params: dict[str, Any], target: str, cutoff
         if known is not None and (known.status != "ok" or known.makespan is not None or
                                   (cutoff is not None and known.bound > cutoff)):
             return _candidate(index, params, known, cutoff)
-    known = _lower(kernel, target, tgt, traced, cutoff, _Pre(space, index, params, pre))
+    known = _lower(kernel, rates, tgt, traced, cutoff, _Pre(space, index, params, pre))
     if key is not None:
         if len(_KNOWN) >= _KNOWN_LIMIT:
             _KNOWN.clear()
@@ -250,7 +250,8 @@ def early_bound(traced: Any, tgt: Target, rates: Any) -> int | None:
     return launch_cycles(rates) + sum(n * r.busy_cycles(rates, tgt) for n, r in zip(repeats(records), records))
 
 
-def _rates(target: str) -> Any:
+def target_rates(target: str) -> Any:
+    """The schedule model's rates of the target named `target` (rngd's when it ships none)."""
     return builtin_rates(get_target(target).name) or builtin_rates("rngd")
 
 
@@ -285,8 +286,7 @@ class _Pre:
 _OWN_PACKAGES = frozenset({"synth", "driver", "npu_opt", "benchmarks"})  # a bound of ours is wrong: an ICE
 
 
-def _lower(kernel: DeviceKernel, target: str, tgt: Target, traced: Any, cutoff: int | None, pre: _Pre) -> _Known:
-    rates = _rates(target)
+def _lower(kernel: DeviceKernel, rates: Any, tgt: Target, traced: Any, cutoff: int | None, pre: _Pre) -> _Known:
     early = None
     if cutoff is not None and traced is not None and not traced.errors:
         early = early_bound(traced, tgt, rates)
