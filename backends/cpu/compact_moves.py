@@ -180,6 +180,7 @@ def move_global(buf: np.ndarray | Compact, src: Type, dst: Type, fast: bool = Tr
         found = _into_live_rows(buf, src_levels, dst) if found is None else found
         if found is not None:
             return found
+        copies = False  # asked above: no broadcast
     return moves.move_global(buf, src, dst, fast=fast, copies=copies, threads=threads)
 
 

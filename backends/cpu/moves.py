@@ -330,9 +330,11 @@ def _lazy_move(buf: LazyRows, src_local: tuple[Mapping, ...], dst: Type, lazy: b
 def lazy_live_rows(buf: LazyRows, src: Type, dst: Type) -> np.ndarray | None:
     """The Tensor Unit move of the live rows of `buf` (every spatial row, no `row_of`), as
     (live rows, cells), composed with its form; None when the composition is not affine."""
+    if buf.row_of is not None or buf.base.shape[0] != layout.n_rows(src):
+        return None
     src_local, dst_local = layout.local_levels(src), layout.local_levels(dst)
     form = lazy_rows.compose_form(lambda: _uncached_plan(src_local, dst_local), buf, (src_local, dst_local))
-    if form is None or buf.row_of is not None or buf.base.shape[0] != layout.n_rows(src):
+    if form is None:
         return None
     even = layout.even_rows(src)
     rows = buf.base[even if even is not None else layout.live_rows(src)]

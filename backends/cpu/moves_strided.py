@@ -213,17 +213,19 @@ def strided_form_cells(cells: Any, source: Callable[[np.ndarray], np.ndarray], n
     tile to 64 slices checks one copy's cells, not 64 (issue 61, the first call)."""
     if cells.n == 0:
         return None
+
+    def source_of_first(p0: int) -> int:
+        return int(source(cells.at(np.zeros(1, np.int64))[1])[0])
+
     spread = [(i, len(p), int(p[1] - p[0])) for i, (p, q) in enumerate(cells.digits)
               if len(p) > 1 and not q.any() and np.array_equal(p, p[0] + (p[1] - p[0]) * np.arange(len(p)))]
     if spread:
-        one = cells.fixing([i for i, _, _ in spread])
-        dims = _dims(_cell_columns(one, source, src_shape, src_strides))
+        cols = _cell_columns(cells.fixing([i for i, _, _ in spread]), source, src_shape, src_strides)
+        dims = _dims(cols)
         dims = None if dims is None else _spread(dims, spread, [len(p) for p, _ in cells.digits])
         if dims is not None:
-            return _form(_cell_columns(one, source, src_shape, src_strides),
-                         lambda p0: int(source(cells.at(np.zeros(1, np.int64))[1])[0]), cells.n == n_dst, dims)
-    return _form(_cell_columns(cells, source, src_shape, src_strides),
-                 lambda p0: int(source(cells.at(np.zeros(1, np.int64))[1])[0]), cells.n == n_dst)
+            return _form(cols, source_of_first, cells.n == n_dst, dims)
+    return _form(_cell_columns(cells, source, src_shape, src_strides), source_of_first, cells.n == n_dst)
 
 
 def _cell_columns(cells: Any, source: Callable[[np.ndarray], np.ndarray], src_shape: tuple[int, ...],
