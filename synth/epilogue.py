@@ -129,7 +129,7 @@ def param(spec: Any) -> list[str]:
 
 
 def bias_lines(spec: Any, indent: str, tiles: str, cols: int, axis: str | None = None,
-               split: bool = False) -> tuple[list[str], list[str]]:
+               split: bool = False, ring: int = 0) -> tuple[list[str], list[str]]:
     """(the lines before the tile function that load the bias values of column block `j`
     into every slice's VRF, the tile function's lines that take them: loaded at the block's
     first tile, kept for the others), or two empty lists. `tiles` picks the block's columns
@@ -140,7 +140,8 @@ def bias_lines(spec: Any, indent: str, tiles: str, cols: int, axis: str | None =
     TRF load and load the VRF after it (synth/overlap.py). The VRF load runs on the main
     context, whose contraction reads the VRF next, not on sub beside the TRF load: on sub it
     waited for the TRF load and the contraction for it (bench_synth.py's epilogue: 8,032
-    cycles, on main 7,908)."""
+    cycles, on main 7,908). `ring`: the block moves once, a flit a slice on `BSlice`, and the
+    VRF load's switch broadcasts the flits over `ring` slices (synth/bias_switch.py)."""
     ep = spec.epilogue
     if ep is None or ep.bias is None:
         return [], []
@@ -150,16 +151,21 @@ def bias_lines(spec: Any, indent: str, tiles: str, cols: int, axis: str | None =
     element = f"{N} % {cols}"
     fetch = f'm("{N} / 8 % {cols // 8}"), m("{N} % 8")'  # 8 values of 4 bytes a flit
     move = [f"        {name}_dm = ({name}.view(){tiles}",
-            f'                .to_dm(ctx.tdma, DmTensor[{dt}, Chip, Cluster, Slice, m("{element}")]))']
+            f'                .to_dm(ctx.tdma, DmTensor[{dt}, Chip, Cluster, {"BSlice" if ring else "Slice"}, '
+            f'm("{f"{N} % 8" if ring else element}")]))']
+    switch = [f'                .fetch(m("1"), m("{N} % 8"))',
+              f"                # each slice's flit goes around their sub-ring of {ring} slices into each of them",
+              f'                .switch(Slice, m("{N} / 8 % {ring}"), SwitchConfig.BROADCAST1(slice1={ring}, slice0=1))']
     vrf = [f"        return (ctx.main.begin({name}_dm.view())",
-           f"                .fetch({fetch})",
+           *(switch if ring else [f"                .fetch({fetch})"]),
            f"                .collect({fetch})",
            f'                .to_vrf(m("{element}")))']
     if split:
         load = [f"    {name}_blocks = {{}}  # the bias of each column block j, loaded at its first tile",
                 "",
                 f"    def {name}_dm_block(j):",
-                f"        # the bias: the {dt} values of {name} for block j's columns, each slice's {cols} into its DM",
+                f"        # the bias: the {dt} values of {name} for block j's columns, "
+                + (f"a flit of them on each of {ring} slices" if ring else f"each slice's {cols}") + " into its DM",
                 *move,
                 f"        return {name}_dm",
                 "",
@@ -175,7 +181,7 @@ def bias_lines(spec: Any, indent: str, tiles: str, cols: int, axis: str | None =
                 "",
                 f"    def {name}_block(j):",
                 f"        # the bias: the {dt} values of {name} for block j's columns, each slice's {cols} "
-                "into its Vector Register File",
+                "into its Vector Register File" + (f" (a flit of them on each of {ring} slices in DM)" if ring else ""),
                 *move, *vrf, ""]
     take = [f"{indent}if j not in {name}_blocks:",
             f"{indent}    {name}_blocks[j] = {name}_block(j)",

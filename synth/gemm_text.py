@@ -12,6 +12,7 @@ from typing import Any
 
 from ir.dtypes import DType
 from synth import epilogue, target
+from synth.bias_switch import bias_ring, bias_slice
 from synth.onchip import device_transpose, switch_cut_text, switch_fetch, switch_names, switch_w_block
 from synth.overlap import a_pieces, piece_tile, pieces_ok, tile_pieces
 from synth.pairs import pair_ok
@@ -142,6 +143,7 @@ def gemm_names(spec: Any, p: dict[str, Any]) -> dict[str, Any]:
         switch_names(v, size[spec.contracted], DType(din).bits // 8)
     if geo.a_switch:  # how an `a by switch` block is cut over its slices: pieces of k
         stream_names(v, size[spec.contracted], DType(din).bits // 8)
+    v["bias_ring"] = bias_ring(v)  # the bias broadcast by the switch (synth/bias_switch.py), or 0
     return v
 
 
@@ -189,6 +191,11 @@ def _gemm_mapping(v: dict[str, Any]) -> list[str]:
                   f'WSlice = m("{wslice}")']
     if geo.a_switch:
         lines += stream_mapping(v)
+    if v["bias_ring"]:
+        lines += [f"# the bias moves once a column block, a flit a slice on {v['bias_ring']} slices along {M} (BSlice); "
+                  "the Switch Engine",
+                  "# broadcasts the flits into every slice's VRF load, instead of one DMA copy per slice",
+                  f'BSlice = m("{bias_slice(v)}")']
     lines += [
               "",
               "",
@@ -255,7 +262,7 @@ def _gemm_tile(v: dict[str, Any]) -> list[str]:
     if geo.tb > 1:
         return time_block_tile(v, dst, contraction_chain(v, " " * 20))
     load, take = epilogue.bias_lines(v["spec"], "        ", chain((v["ni"],), v["j_step"]), v["c"], v["N"],
-                                     split=v["pieces_n"] > 1)
+                                     split=v["pieces_n"] > 1, ring=v["bias_ring"])
     pad = " " * (20 if v["pieces_n"] > 1 else 18)
     work = contraction_chain(v, pad)
     if geo.sk > 1:

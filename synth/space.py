@@ -49,6 +49,7 @@ from ir.dtypes import DType
 from synth import epilogue, gemv, target
 from synth.bound import candidate_bound
 from synth.gemm_text import gemm_roles, gemm_source, kept
+from synth.odd_rows import odd_placements
 from synth.offer import offered, runs_in_full, split_levers
 from synth.onchip import switch_ok, switch_piece
 from synth.overlap import PIECES
@@ -104,6 +105,10 @@ def points(spec: Any) -> dict[str, list[Any]]:
         # thin blocks (synth/thin.py) and their switch twins last: the other placements keep their indices
         thin = with_stream_switch(_with_switch(thin, m, size[spec.contracted], elem), m, n, size[spec.contracted], elem)
         placements += [g for g in thin if g not in placements]
+        # blocks of m / sm rows (synth/odd_rows.py) last of all, with their switch twins
+        odd = odd_placements(spec, m, n, slices, placements) if spec.batch is None else []
+        odd = with_stream_switch(_with_switch(odd, m, size[spec.contracted], elem), m, n, size[spec.contracted], elem)
+        placements += [g for g in odd if g not in placements]
     tiles = max((m // g.tm) * (n // g.tn) for g in placements)
     levers: dict[str, list[Any]] = {"placement": [g.label() for g in placements], "trf": [wn, an],
                                     "packet": packets}

@@ -43,5 +43,6 @@ def thin_placements(spec: Any, m: int, n: int, slices: int, others: list[Geometr
 
 def thin_ok(g: Any, stationary_w: bool, const: Constants) -> bool:
     """Whether geometry `g`'s block may sit with this stationary operand: a block of fewer
-    rows than a lane group only with `w` stationary (its `c` rows fill the lanes)."""
-    return stationary_w or g.r >= max(const.LANES)
+    rows than a lane group, or of rows not a power of two (synth/odd_rows.py), only with `w`
+    stationary (its `c` rows fill the lanes)."""
+    return stationary_w or (g.r >= max(const.LANES) and g.r & (g.r - 1) == 0)

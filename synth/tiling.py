@@ -157,21 +157,23 @@ def _twos(limit: int) -> list[int]:
     return [2 ** e for e in range(max(limit, 1).bit_length())]
 
 
-def blocks(spec: Any, const: Constants | None = None, thin: bool = False) -> list[tuple[int, int]]:
+def blocks(spec: Any, const: Constants | None = None, thin: bool = False,
+           rows: list[int] | None = None) -> list[tuple[int, int]]:
     """A slice's blocks of results (rows, columns) the machine's limits allow for `spec`, its `k`
     whole: powers of two of at least one lane group (the stationary operand's rows fill the
     TRF's lanes) along each axis, no larger than the power of two that covers the result;
     the columns' rows of `w` (stationary by default) with their whole `k` fit the TRF; both
     operands' rows and the block's results fit the DM; a row of results is a whole number
     of flits and at most one DMA packet. `thin`: the blocks of fewer rows than a lane group
-    instead (synth/thin.py)."""
+    instead (synth/thin.py); `rows`: the blocks of these rows instead (synth/odd_rows.py)."""
     const = const or _constants()
     elem, out = (DType(d).bits // 8 for d in (spec.dtype_in, spec.result_dtype))
     lanes = max(const.LANES)
     k = spec.padded[spec.contracted]
     m, n = (spec.padded[i] for i in spec.result[1] if i != spec.batch)
     up = [_twos(1 << (x - 1).bit_length()) for x in (m, n)]  # to the power of two that covers the result
-    return [(r, c) for r in up[0] for c in up[1] if (r < lanes if thin else r >= lanes) and c >= lanes
+    return [(r, c) for r in (up[0] if rows is None else rows) for c in up[1]
+            if (rows is not None or (r < lanes if thin else r >= lanes)) and c >= lanes
             and c * k * elem <= const.TRF_BYTES
             and (r + c) * k * elem + r * c * out <= const.DM_SLICE_BYTES
             and c * out % const.FLIT_BYTES == 0 and c * out <= const.DMA_MAX_PACKET]

@@ -28,11 +28,12 @@ CASES = [
      "on 1/4 of the slices"),
     # n = 8 is padded to 64 columns, a row of 256-byte sums (no partial HBM write)
     (GEMM, "i8:i32", dict(m=8, n=8, k=32), [(32, 32), (64, 32), (32, 64)], np.int32, "on 1/64 of the slices"),
-    # 544 rows: one pass of a 1024 x 512 tile of 32 x 128 blocks on half the slices, 17 of its 32
-    # rows of slices busy (11,886 cycles; 32 x 64 blocks on every slice: 12,336), not nine passes
-    # of 64-row tiles on a quarter of the slices (102,850)
+    # 544 rows: one pass of 32 x 4 slices of 17 x 128 blocks (odd blocks, synth/odd_rows.py), w by
+    # switch (9,454 cycles); not a 1024 x 512 tile of 32 x 128 blocks padded inside the kernel, 17 of
+    # its 32 rows of slices busy and w copied to each (11,602 in two pieces), nor nine passes of
+    # 64-row tiles on a quarter of the slices (102,850)
     (GEMM, "i8:i32", dict(m=544, n=512, k=64), [(544, 64), (512, 64), (544, 512)], np.int32,
-     "32x4 of 32x128, on 1/2 of the slices"),
+     "32x4 of 17x128, on 1/2 of the slices"),
     # 64 x 64: 8 slices of 8 x 64 blocks (4944 cycles) beat 8 x 128 blocks with the columns
     # padded to 128 inside the kernel (5456), the old space's best
     (GEMM, "bf16:f32", dict(m=64, n=64, k=64), [(64, 64), (64, 64), (64, 64)], np.float32,

@@ -1,0 +1,47 @@
+"""The bias of a `w by switch` candidate moved from HBM once per column block and broadcast into
+the slices' Vector Register Files by the Switch Engine (docs/synth.md "Epilogues", issue 54's
+efficiency goal), instead of one DMA copy per slice of the block's column.
+
+Each slice adds the bias values of its `c` result columns: `c / 8` flits of 4-byte values
+(an `i32` or `f32` bias). With a copy per slice, a tile of `sm` slices along `m` moves the
+block's `4c` bytes `sm` times (the 512 x 512 x 128 epilogue of bench_synth.py: 128 KB, 512
+DMA cycles). Here the `c / 8` flits are spread over `c / 8` neighbouring slices of the
+column's `sm`, one flit each (`BSlice`: the flit index on the inner digits of the `m` factor
+of Slice, the outer `sm * 8 / c` digits copies), and the VRF load's stream goes through
+BROADCAST1 over those `c / 8` slices: each slice fetches its one flit, the switch moves the
+ring's flit digit into Time, so every slice collects the block's `c / 8` flits in order
+(the bias's `N % c` element order). A slice's flit is one 32-byte packet (SWITCH-18, and a
+whole flit for collect, COLLECT-2: a bias spread over all `sm` slices would hold `4c / sm`
+bytes a slice, 16 on that epilogue, under a flit). Every slice still receives one packet, one
+DMA request, but no longer `c / 64` of them: 128 DMA cycles on that epilogue.
+
+`bias_ring` says where it applies: a bias, `w by switch` alone (the Slice mapping puts the
+`m` factor innermost, synth/tiling.py `switch_slices`), one cluster, the columns not padded
+inside the kernel (the flit digits are digits of `N`) and at least as many slices along `m`
+as the block has flits of bias.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["bias_ring", "bias_slice"]
+
+
+def bias_ring(v: dict[str, Any]) -> int:
+    """The switch ring of candidate `v`'s bias (synth/gemm_text.py `gemm_names`): the flits of a
+    column block's bias, or 0 when the bias moves by DMA copies (the module docstring)."""
+    spec, geo = v["spec"], v["geo"]
+    if spec.epilogue is None or spec.epilogue.bias is None:
+        return 0
+    flits = v["c"] // 8
+    ok = geo.switch and not geo.a_switch and geo.clusters == 1 and "#" not in v["N"] and geo.sm % flits == 0
+    return flits if ok else 0
+
+
+def bias_slice(v: dict[str, Any]) -> str:
+    """BSlice, the Slice mapping of the bias in DM: Slice's, with the `m` factor's inner digits
+    the flit of the bias a slice holds and its outer digits (if any) copies."""
+    geo, M, N, ring = v["geo"], v["M"], v["N"], v["bias_ring"]
+    rows = ", ".join([f"{M} % {geo.tm} / {geo.r * ring}"] * (geo.sm > ring) + [f"{N} / 8 % {ring}"])
+    return geo.switch_slices(rows, f"{N} % {geo.tn} / {geo.c}", (v["bi"] or "").upper())
