@@ -8,7 +8,7 @@ from __future__ import annotations
 from synth import contraction
 from synth.odd_rows import odd_rows
 from synth.offer import offered
-from synth.space import points
+from synth.space import points, source
 from synth.tiling import geometry
 from tests.synth.lever_checks import equals_numpy, makespan  # the numpy check on cpu and visa, the model
 
@@ -37,15 +37,20 @@ def test_odd_blocks_are_offered_with_w_stationary_and_only_where_rows_are_not_a_
     assert _odd(contraction(GEMM, sizes=dict(m=512, n=512, k=512))) == []
 
 
-def test_odd_kernels_equal_numpy_on_cpu_and_visa() -> None:
+def test_odd_rows_in_pieces_equal_numpy_on_cpu_and_visa() -> None:
     i8 = contraction(GEMM, sizes=dict(m=90, n=64, k=128))          # 96 rows: 6 a slice on 16 slices
     assert "16x4 of 6x16, on 1/4 of the slices" in _odd(i8)        # 6 rows a slice, in 2 pieces of 3
     equals_numpy(i8, dict(placement="16x4 of 6x16, on 1/4 of the slices", trf="w", packet=32, pieces=2))
-    bf16 = contraction(GEMM, dtype="bf16:bf16", sizes=dict(m=96, n=128, k=64))
-    for placement in ("32x2 of 3x64, on 1/4 of the slices, w by switch",     # w's 64 rows cut over 32 slices
-                      "16x4 of 6x32, on 1/4 of the slices, a and w by switch"):
-        assert placement in _odd(bf16)
-        equals_numpy(bf16, dict(placement=placement, trf="w", packet=16))
+
+
+def test_odd_rows_with_w_and_the_bias_switched_equal_numpy_on_cpu_and_visa() -> None:
+    # 3 rows a slice on 32 slices, w's 32 rows cut over them, and the bias switched into the VRFs
+    # (synth/bias_switch.py: its 4 flits on 4 of them, 8 copies)
+    epilogue = contraction("q[m,n] = requant(relu(a[m,k] * w[n,k] + b[n]), 0.0009765625)",
+                           sizes=dict(m=96, n=64, k=256))
+    point = dict(placement="32x2 of 3x32, on 1/4 of the slices, w by switch", trf="w", packet=32)
+    assert point["placement"] in _odd(epilogue) and "BROADCAST1(slice1=4, slice0=1)" in source(epilogue, point)
+    equals_numpy(epilogue, point)
 
 
 def test_the_padded_gemm_runs_faster_on_odd_blocks() -> None:
