@@ -10,9 +10,10 @@ column's `sm`, one flit each (`BSlice`: the flit index on the inner digits of th
 of Slice, the outer `sm * 8 / c` digits copies), and the VRF load's stream goes through
 BROADCAST1 over those `c / 8` slices: each slice fetches its one flit, the switch moves the
 ring's flit digit into Time, so every slice collects the block's `c / 8` flits in order
-(the bias's `N % c` element order). A slice's flit is one 32-byte packet (SWITCH-18, and a
-whole flit for collect, COLLECT-2: a bias spread over all `sm` slices would hold `4c / sm`
-bytes a slice, 16 on that epilogue, under a flit). Every slice still receives one packet, one
+(the bias's `N % c` element order). A slice holds a whole flit because collect pads each
+packet of the stream to one (COLLECT-3: its packet is the stream's first flit): a bias spread
+over all `sm` slices would hold `4c / sm` bytes a slice, 16 on that epilogue, and each would
+reach the VRF as a flit half padding. Every slice still receives one packet, one
 DMA request, but no longer `c / 64` of them: 128 DMA cycles on that epilogue.
 
 `bias_ring` says where it applies: a bias, `w by switch` alone (the Slice mapping puts the
