@@ -116,10 +116,12 @@ def chip_commands(c: Demand) -> int:
     - A command serves one partition, `(chip, cluster)` of its DM side (of the destination
       for HBM -> HBM), and walks its HBM side's Element level from one Chip position's base:
       the Chip digits pick the partition, never an entry, and a window (a view's tile) keeps
-      each level's extent, only moving the base by whole cells. So the HBM bytes one command
-      reads or writes lie in ONE chip's part of an HBM tensor whose Chip is split. (Which DM
-      it reaches does not matter here: a window of the Chip level may move a part to another
-      chip's DM.)
+      each level's extent, moving the base by whole cells and walking at most the tile's
+      live values from there (VIEW-3: start + length within the digit's extent). So the HBM
+      bytes one command reads or writes lie in ONE chip's part of an HBM tensor whose Chip
+      is split (tests/synth/test_synth_roofline.py checks it on every compiled candidate).
+      Which DM they reach does not matter here: a window of the Chip level may move a part
+      to another chip's DM.
     - A kernel of the contraction reads every given element of each operand (any of them
       changes the result) and writes every given element of the result, whose host tensors
       hold, on chip c, part c of the split index (synth/target.to_host). An HBM tensor's
