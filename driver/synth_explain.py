@@ -41,14 +41,23 @@ def demand(spec: Contraction) -> Demand:
 
     def nbytes(indices: tuple[str, ...], dtype: str) -> int:
         return math.prod(sizes[i] for i in indices) * _bytes(dtype)
-    loads = [nbytes(idx, spec.dtype_in) for _, idx in spec.operands]
+    def parts(indices: tuple[str, ...]) -> int:
+        """The chips whose HBM holds given elements of a tensor indexed `indices` (the host
+        tensor's part c of the split index is chip c's; a tensor without it is copied whole)."""
+        if spec.chips == 1 or spec.split not in indices:
+            return 1
+        return min(spec.chips, -(-sizes[spec.split] // spec.padded[spec.split]))
+    tensors = [idx for _, idx in spec.operands]
+    loads = [nbytes(idx, spec.dtype_in) for idx in tensors]
     late = 0
     if spec.epilogue is not None and spec.epilogue.bias:  # read by the epilogue only, after the contraction
         loads.append(nbytes((spec.epilogue.bias[1],), spec.dtype_out))
+        tensors.append((spec.epilogue.bias[1],))
         late = 1
     clusters, per_cluster = pe_space(spec.pe)
     return Demand(macs=math.prod(sizes.values()), bits=DType(spec.dtype_in).bits, slices=clusters * per_cluster,
-                  loads=loads, stores=[nbytes(spec.result[1], spec.result_dtype)], chips=spec.chips, late_loads=late)
+                  loads=loads, stores=[nbytes(spec.result[1], spec.result_dtype)], chips=spec.chips, late_loads=late,
+                  parts=[parts(idx) for idx in tensors + [spec.result[1]]])
 
 
 def spec_roofline(spec: Contraction, target: str = "rngd") -> Roofline:

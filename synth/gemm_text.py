@@ -215,7 +215,9 @@ def _gemm_blocks(v: dict[str, Any]) -> list[str]:
         chunk = [(v["spec"].contracted, tb, v["size"][v["spec"].contracted] // tb, "t")]
         steps = v["batch"] + v["i_step"] + chunk
         piece = piece_tile(tile_terms(v["aidx"], steps), v["aidx"].index(v["mi"]), M, r, v["pieces_n"])
-        return time_block_loads(v, chain(v["aidx"], steps), chain(v["widx"], v["batch"] + v["j_step"] + chunk), piece)
+        w_steps = v["batch"] + v["j_step"]
+        return time_block_loads(v, chain(v["aidx"], steps), chain(v["widx"], w_steps + chunk), piece,
+                                chain(v["widx"], w_steps))
     spec = v["spec"]
     return [f"    def a_block(i):",
             *(device_transpose(v, an, M, r, "i", chain(spec.stored(an), v["batch"] + v["i_step"]))

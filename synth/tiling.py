@@ -299,11 +299,24 @@ def _more_splits(sk: int, k: int, packet: int, slices: int) -> list[int]:
     return out
 
 
+def _whole_requests(tb: int, k: int, elem: int, packet: int) -> int | None:
+    """When a chunk of `k / tb` elements is not whole DMA requests (`ALIGN_BYTES`), the
+    smallest larger count of time blocks (not only powers of two) whose chunk is, up to twice
+    `tb`; else None. A chunk's row of `a` moves as its own DMA, each packet charged whole
+    256-byte requests (tu_ops/dma_cost.py): bf16 `k` = 384 in 2 blocks moves 384-byte rows
+    charged 512 bytes, in 3 blocks 256-byte rows charged 256."""
+    if (k // tb) * elem % ALIGN_BYTES == 0:
+        return None
+    return next((t for t in range(tb + 1, 2 * tb + 1)
+                 if k % t == 0 and (k // t) % packet == 0 and (k // t) * elem % ALIGN_BYTES == 0), None)
+
+
 def split_placements(spec: Any, m: int, n: int, grids: int = 1) -> list[str]:
     """The placements of a space whose `k` must split (the stationary operand is `w`): per
     block its `k` split (the smallest that fits a slice, or a larger one when the result is too
     small to fill the other slices), each cluster count that fits, and the `grids` squarest
-    slice grid(s)."""
+    slice grid(s); in time blocks also the fewest blocks of whole DMA requests
+    (`_whole_requests`) when the smallest split's are not."""
     const = _constants()
     slices = max(const.SLICE_SIZES)
     elem = 1 if spec.dtype_in == "i8" else 2
@@ -322,7 +335,8 @@ def split_placements(spec: Any, m: int, n: int, grids: int = 1) -> list[str]:
                     break
         if 2 * r * c * 4 > const.VRF_BYTES:  # time blocks keep two accumulators of 4-byte sums in the VRF
             continue
-        for clusters in sorted(const.CLUSTER_SIZES, reverse=True):
-            for sm, sn in _grids(slices, r, c, m, n, clusters, grids):
-                out.append(Geometry(r, c, sm, sn, 1, clusters, sk).label())
+        for tb in (sk, _whole_requests(sk, k, elem, packet)):
+            for clusters in sorted(const.CLUSTER_SIZES, reverse=True) if tb else ():
+                for sm, sn in _grids(slices, r, c, m, n, clusters, grids):
+                    out.append(Geometry(r, c, sm, sn, 1, clusters, tb).label())
     return out

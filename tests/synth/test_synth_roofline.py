@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,9 @@ from driver.synth_explain import CLASSES, demand, spec_roofline
 from synth import contraction
 from tu_ops.target import for_chips, get_target
 from visa.schedule import builtin_rates, schedule_artifact
-from visa.schedule.bounds import Demand, program_gap, roofline, work
+from tu_ops.dma import DmaOp
+from tu_ops.dma_commands import hbm_bytes
+from visa.schedule.bounds import Demand, chip_commands, program_gap, roofline, work
 
 ROOT = Path(__file__).resolve().parents[2]
 GEMM = "out[m,n] = a[m,k] * w[n,k]"
@@ -31,7 +34,7 @@ def test_the_roofline_of_a_gemm_is_the_rates_files_arithmetic() -> None:
     # cycles, bytes at the DMA engine's 256 B per cycle, after the 2000-cycle launch
     spec = contraction(GEMM, sizes=dict(m=512, n=512, k=64))
     assert demand(spec) == Demand(macs=512 * 512 * 64, bits=8, slices=512, loads=(32768, 32768),
-                                  stores=(1048576,))
+                                  stores=(1048576,), parts=(1, 1, 1))
     roof = spec_roofline(spec)
     got = {b.name: b.cycles for b in roof.bounds}
     # and the gap: a program between the last load and the store (its 290-cycle start-up and
@@ -58,13 +61,46 @@ def test_the_roofline_counts_the_given_sizes_a_chips_share_the_pe_and_the_bias()
 
 def test_a_two_chip_roofline_moves_every_chips_bytes_on_the_one_dma_lane() -> None:
     # the model's DMA context runs every chip's commands one after another (docs/tuning.md, "Why one
-    # DMA lane"): the bytes of both chips pass it, while the MACs and fetches split over the chips
+    # DMA lane"): the bytes of both chips pass it (their start-ups: the next test), while the MACs
+    # and fetches split over the chips
     spec = contraction(GEMM, sizes=dict(m=1024, n=512, k=128), chips=2)
     got = {b.name: b.cycles for b in spec_roofline(spec, "rngd-2chip").bounds}
-    assert got["dma"] == 2000 + 3 * 500 + (1024 * 128 + 512 * 128 + 1024 * 512 * 4) // 256 + 290 + 128 // 2
+    assert got["dma"] - 5 * 500 == 2000 + (1024 * 128 + 512 * 128 + 1024 * 512 * 4) // 256
     # 512 i8 MACs a cycle on each of 512 slices a chip, two chips; main and sub fetch 32 B a cycle each
     assert got["compute"] == 2000 + 500 + 290 + 1024 * 512 * 128 // (512 * 512 * 2) + 500
     assert got["fetch"] == 2000 + 500 + 290 + (1024 * 128 + 512 * 128) // (32 * 2 * 512 * 2)
+
+
+def test_a_tensor_split_over_chips_costs_a_command_per_chip_holding_a_part() -> None:
+    # a[m,k] and the result are split along m over the two chips (a part each), w is copied whole
+    # to each: any kernel reads a in 2 commands at the least, w in 1, writes the result in 2 (one
+    # command's HBM bytes lie in one chip's part: checked on the compiled candidates below)
+    spec = contraction(GEMM, sizes=dict(m=1024, n=512, k=128), chips=2)
+    assert demand(spec).parts == (2, 1, 2) and chip_commands(demand(spec)) == 5
+    got = {b.name: b.cycles for b in spec_roofline(spec, "rngd-2chip").bounds}
+    assert got["dma"] == 2000 + 5 * 500 + (1024 * 128 + 512 * 128 + 1024 * 512 * 4) // 256
+    # m = 40 on two chips of 32 rows each: both hold given rows; m = 20: only chip 0 does
+    assert demand(contraction(GEMM, sizes=dict(m=40, n=64, k=32), chips=2)).parts == (2, 1, 2)
+    assert demand(contraction(GEMM, sizes=dict(m=20, n=64, k=32), chips=2)).parts == (1, 1, 1)
+    batched = demand(contraction("out[b,m,n] = a[b,m,k] * w[b,n,k]", sizes=dict(b=2, m=64, n=128, k=64), chips=2))
+    assert batched.parts == (2, 2, 2) and chip_commands(batched) == 6
+    # one chip: the one command per tensor and the program's wait, as before
+    assert demand(contraction(GEMM, sizes=dict(m=64, n=64, k=32))).parts == (1, 1, 1)
+
+
+def _one_chip_part_per_command(kernel: Any) -> None:
+    """Every DMA command's HBM bytes lie in one chip's part of its HBM tensor (`chip_commands`' premise)."""
+    for op in kernel.ops():
+        if not isinstance(op, DmaOp):
+            continue
+        for side, t in (("src", op.input_type), ("dst", op.output_type)):
+            if t.kind != "hbm" or t.chip.size == 1:
+                continue
+            part = hbm_bytes(t, t.dtype.bits) // t.chip.size
+            for cmd in op.commands:
+                lo = cmd.src_base if side == "src" else cmd.dst_base
+                hi = lo + sum((e.size - 1) * (e.src_stride if side == "src" else e.dst_stride) for e in cmd.entries)
+                assert lo // part == hi // part, (op, cmd)
 
 
 def test_the_dma_bound_waits_on_a_program_or_pays_one_more_start_up() -> None:
@@ -85,6 +121,7 @@ SPECS = [
     ("out[b,m,n] = a[b,m,k] * w[b,n,k]", "i8:i32", dict(b=2, m=64, n=128, k=64), {}, "rngd"),
     (GEMM, "i8:i32", dict(m=256, n=256, k=128), dict(pe=2), "rngd"),
     (GEMM, "i8:i32", dict(m=512, n=256, k=64), dict(chips=2), "rngd-2chip"),
+    ("out[b,m,n] = a[b,m,k] * w[b,n,k]", "i8:i32", dict(b=2, m=64, n=128, k=64), dict(chips=2), "rngd-2chip"),
 ]
 
 
@@ -108,6 +145,7 @@ def test_no_candidate_is_faster_than_the_roofline_or_its_own_work(einsum: str, d
         makespan = schedule_artifact(outcome.artifact, target=at, rates=RATES).makespan
         assert makespan >= roof.cycles, (params, makespan, roof)
         assert makespan >= work(outcome.artifact.kernel, RATES, at).bound, params
+        _one_chip_part_per_command(outcome.artifact.kernel)
         compiled += 1
     assert compiled >= 2
 

@@ -19,7 +19,9 @@ copy of a machine number):
   the bound counts them all, not a chip's share. To that the bound adds `gap`, the least
   time the DMA context waits on a program (`program_gap`): a kernel that moves each tensor
   in one command (the fewest) cannot start its store before a program has read the last
-  load's bytes and computed from them, and a kernel of more commands pays a start-up more;
+  load's bytes and computed from them, and a kernel of more commands pays a start-up more.
+  On several chips a tensor split over them needs a command per chip holding a part of it
+  (`Demand.parts`, `chip_commands`), and the bound is the larger of the two counts;
 - `fetch`: every operand byte is fetched from DM once at the least (into the TRF or as
   the stream), by the slices at the fetch rate, main and sub fetching at once, inside a
   program, after a DMA loaded it.
@@ -47,7 +49,7 @@ if TYPE_CHECKING:
     from tu_ops.program import LoweredKernel
     from tu_ops.target import Target
 
-__all__ = ["Demand", "KINDS", "Roofline", "Work", "program_gap", "roofline", "work"]
+__all__ = ["Demand", "KINDS", "Roofline", "Work", "chip_commands", "program_gap", "roofline", "work"]
 
 
 @attrs.frozen
@@ -63,6 +65,9 @@ class Demand:
     stores: tuple[int, ...] = attrs.field(converter=tuple)
     chips: int = 1
     late_loads: int = 0     # the last loads only the epilogue reads, after the contraction (a bias)
+    # per tensor (loads, then stores): how many chips' HBM hold a part of its given elements
+    # (a tensor split over the chips); 1 for a tensor on one chip or copied whole to each
+    parts: tuple[int, ...] = attrs.field(default=(), converter=tuple)
 
 
 @attrs.frozen
@@ -103,6 +108,39 @@ def program_gap(dma_start: int, prog_start: int, mac_cycles: int, late_loads: in
     return min(dma_start, after)
 
 
+def chip_commands(c: Demand) -> int:
+    """The fewest DMA commands of any kernel of `c` whose tensors are split over chips: the sum
+    of `c.parts` (one per tensor where none is given).
+
+    Proof, in the model (tu_ops/dma_commands.py, ir/rules/dma.py, ir/rules/views.py):
+    - A command serves one partition, `(chip, cluster)` of its DM side (of the destination
+      for HBM -> HBM), and walks its HBM side's Element level from one Chip position's base:
+      the Chip digits pick the partition, never an entry, and a window (a view's tile) keeps
+      each level's extent, moving the base by whole cells and walking at most the tile's
+      live values from there (VIEW-3: start + length within the digit's extent). So the HBM
+      bytes one command reads or writes lie in ONE chip's part of an HBM tensor whose Chip
+      is split (tests/synth/test_synth_roofline.py checks it on every compiled candidate).
+      Which DM they reach does not matter here: a window of the Chip level may move a part
+      to another chip's DM.
+    - A kernel of the contraction reads every given element of each operand (any of them
+      changes the result) and writes every given element of the result, whose host tensors
+      hold, on chip c, part c of the split index (synth/target.to_host). An HBM tensor's
+      bytes are read or written only by DMAs (no other engine touches HBM), so a tensor with
+      given elements on P chips' parts takes at least P commands reading (writing) it.
+    - No command counts for two tensors: an HBM -> DM or HBM -> HBM command reads one source
+      tensor, a DM -> HBM or HBM -> HBM one writes one destination tensor, and an HBM -> HBM
+      command reading an operand writing the result would store an operand's bytes, not
+      results (nor can the result's HBM tensor be read as an operand's scratch: it holds no
+      operand bytes the kernel did not write there through DM first, which is a command
+      more).
+    A tensor copied whole to each chip (an operand without the split index) is read in one
+    command at the least (any one copy): part 1. The MACs need not run on every chip (one
+    chip may compute all of them), so this counts no second copy of a broadcast operand and
+    no wait on a program (`program_gap` assumes one command per tensor: with parts on two
+    chips, one chip's store may run while the other computes)."""
+    return sum(c.parts) if c.parts else len(c.loads) + len(c.stores)
+
+
 def roofline(rates: Rates, c: Demand) -> Roofline:
     """The lower bounds of every kernel of `c` (the module docstring)."""
     launch = launch_cycles(rates)
@@ -119,6 +157,11 @@ def roofline(rates: Rates, c: Demand) -> Roofline:
     slowest = min(movers, key=lambda k: movers[k])
     commands = len(c.loads) + len(c.stores)
     gap = program_gap(dma_start, prog_start, mac_cycles, c.late_loads)
+    waits = (f"{gap} cycles waiting on a program between the last load and the store (or one more command's "
+             f"start-up)")
+    if chip_commands(c) * dma_start > commands * dma_start + gap:  # a command per chip part of a split tensor
+        commands, gap = chip_commands(c), 0
+        waits = "a command per chip holding a part of a tensor split over the chips"
     fetch_rate = rates("tensor_unit", "fetch_bytes_per_cycle") * slices * 2  # main and sub contexts
     fetched = sum(c.loads)
     return Roofline((
@@ -129,8 +172,7 @@ def roofline(rates: Rates, c: Demand) -> Roofline:
         Bound("dma", launch + commands * dma_start + _ceil(moved, movers[slowest]) + gap,
               f"{moved:,} bytes between HBM and DM at {slowest}'s {movers[slowest]:g} B per cycle: "
               f"{_ceil(moved, movers[slowest]):,} cycles, {commands} DMA commands' start-ups ({dma_start} each), "
-              f"{gap} cycles waiting on a program between the last load and the store (or one more command's "
-              f"start-up), the launch ({launch})"),
+              f"{waits}, the launch ({launch})"),
         Bound("fetch", launch + dma_start + prog_start + _ceil(fetched, fetch_rate),
               f"{fetched:,} operand bytes fetched from DM at {fetch_rate:g} B per cycle (main and sub on "
               f"{slices} slices): {_ceil(fetched, fetch_rate):,} cycles, after a DMA load and a program start-up"),
