@@ -210,14 +210,14 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
     arena.give_back(fa), arena.give_back(fw)  # read for the last time: the run's next request takes them
     if route.index is not None:  # the spread over the rows and the placing in one take
         out = arena.empty(route.index.shape, np.float32)  # the run's scratch: no fresh pages each run
-        if route.runs is not None:  # the take a strided read: copied run by run
+        if route.runs is not None:  # the take a strided read: copied run by run, +0 added on the way
             first, shape, steps = route.runs
             flat = products.reshape(-1)
-            np.copyto(out.reshape(shape), as_strided(flat[first:], shape, tuple(st * flat.itemsize for st in steps),
-                                                     writeable=False))
+            np.add(as_strided(flat[first:], shape, tuple(st * flat.itemsize for st in steps), writeable=False),
+                   np.float32(0), out=out.reshape(shape))
         else:
             np.take(products.reshape(-1), route.index, out=out, mode="clip")  # valid indices: no buffered copy
-        np.add(out, np.float32(0), out=out)
+            np.add(out, np.float32(0), out=out)
     else:
         out = blas_route.placed(blas_route.spread(products, route, ca, cw), plan.dest, plan.out_cells)
     if route.kind == "whole":
