@@ -41,7 +41,7 @@ from backends.cpu.scratch import Scratch, memory
 from backends.cpu.handlers import HANDLERS, handles, takes_compact, takes_lazy
 from backends.cpu.options import DEFAULT, CpuOptions, blas_threads
 
-__all__ = ["execute_inout"]
+__all__ = ["execute_inout", "run_blas_limit"]
 
 
 @handles(ToDm, ToHbm, options=True, compact=True, makes_compact=True)
@@ -243,14 +243,15 @@ def _may_fault(kernel: Kernel) -> bool:
 _MULTIPLIES: ByObject[bool] = ByObject()
 
 
-def _multiplies(kernel: Kernel) -> bool:
-    """Whether `kernel` has a contraction (its matmuls limit BLAS's pool: `execute_inout` limits
-    it once for the whole run, so that each matmul's own limit is a nested block of ~1 us, not a
-    change of BLAS's pool and back of ~60 us every time: `ir.blas.blas_threads`). Kept per kernel."""
+def run_blas_limit(kernel: Kernel, options: CpuOptions) -> Any:
+    """The BLAS limit a run of `kernel` holds for all its matmuls (a block around the run):
+    one thread when the options hold BLAS at one and the kernel has a contraction, else
+    none. Each matmul's own limit is then a nested block of ~1 us, not a change of BLAS's
+    pool and back of ~60 us every time (`ir.blas.blas_threads`). Kept per kernel."""
     found = _MULTIPLIES.get(kernel)
     if found is None:
         found = _MULTIPLIES.put(kernel, any(isinstance(op, ContractTime) for op in kernel.ops))
-    return found
+    return blas_threads(1 if options.blas_threads == 1 and found else None)
 
 
 def _handler(op_cls: type, found: dict[type, tuple[Any, dict[str, Any]]]) -> tuple[Any, dict[str, Any]]:
@@ -325,39 +326,38 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray], options: CpuOpti
     guards = runtime.Guards()  # open `ctx.when` blocks (docs/runtime.md)
     steps, rolled = _steps(kernel), _rolled(kernel)  # rolled loops (docs/loops.md) walk a body again
     handlers: dict[type, tuple[Any, dict[str, Any]]] = {}  # looked up once per run (a test may swap one)
-    with blas_threads(1 if options.blas_threads == 1 and _multiplies(kernel) else None):
-        position = -1
-        while position + 1 < len(steps):
-            op = (step := steps[position := position + 1]).op
-            if isinstance(op, Param):
-                env[step.result] = params[op.index]
+    position = -1
+    while position + 1 < len(steps):
+        op = (step := steps[position := position + 1]).op
+        if isinstance(op, Param):
+            env[step.result] = params[op.index]
+            continue
+        if step.bracket or guards.false_from is not None:
+            scratch.look_again()  # a loop's carried tensors and skipped results replace held values
+            steered = _steer(position, op, env, guards, rolled)
+            if steered is not None:
+                position = steered - 1
                 continue
-            if step.bracket or guards.false_from is not None:
-                scratch.look_again()  # a loop's carried tensors and skipped results replace held values
-                steered = _steer(position, op, env, guards, rolled)
-                if steered is not None:
-                    position = steered - 1
-                    continue
-            if isinstance(op, Final):
-                _final(step, env, finals, marks)
-                scratch.look_again()  # its value may have been made the full buffer
-                continue
-            args = _operands(step, env, scratch)
-            if marks is not None:
-                marks.before(op)
-            if isinstance(op, Return):
-                results = tuple(args)
-                continue
-            handler, facts = _handler(type(op), handlers)
-            if handler is None:
-                raise InternalError(f"the cpu backend cannot execute `{op.text()}`")
-            kwargs = _keywords(step, options, env, params, finals, inplace, facts)
-            env[step.result] = handler(op, *args, **kwargs)
-            if marks is not None:
-                marks.after(op, np.shape(env[step.result]), env, args)
-            for v in step.last:
-                scratch.dead(v, env.pop(v, None))
-            scratch.recycle(env, params, finals)
+        if isinstance(op, Final):
+            _final(step, env, finals, marks)
+            scratch.look_again()  # its value may have been made the full buffer
+            continue
+        args = _operands(step, env, scratch)
+        if marks is not None:
+            marks.before(op)
+        if isinstance(op, Return):
+            results = tuple(args)
+            continue
+        handler, facts = _handler(type(op), handlers)
+        if handler is None:
+            raise InternalError(f"the cpu backend cannot execute `{op.text()}`")
+        kwargs = _keywords(step, options, env, params, finals, inplace, facts)
+        env[step.result] = handler(op, *args, **kwargs)
+        if marks is not None:
+            marks.after(op, np.shape(env[step.result]), env, args)
+        for v in step.last:
+            scratch.dead(v, env.pop(v, None))
+        scratch.recycle(env, params, finals)
     return results, tuple(finals)
 
 
