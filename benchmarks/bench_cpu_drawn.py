@@ -7,7 +7,9 @@ kernel, each ratio against a baseline measured in the same run:
   included) on the cpu backend against a float32 BLAS product of the decoded operands, the
   same (padded) sizes (`np.matmul`, batched over the batch axis, its operands laid out for
   it beforehand: `blas_baseline`), with the backend's float threads and the BLAS
-  pool both at 1, then both at 2 threads, the two taking turns in `--rounds` rounds (which
+  pool both at 1, then both at 2 threads (the backend's bf16 matmuls run BLAS on one thread
+  either way and share a large one among its own threads: backends/cpu/contract_blas.py),
+  the two taking turns in `--rounds` rounds (which
   goes first rotating), numba's float core loaded first (as in a long process); goal <= 3x
   on the median wall-time ratio. At one thread the ratio of process CPU times is printed
   too (what the wall-time ratio is on an idle machine; a busy shared one stretches both

@@ -27,7 +27,7 @@ from tu_ops.target import TargetLike
 from backends import inout
 from backends.typecheck import TypecheckBackend
 from backends.cpu import arena, host
-from backends.cpu.executor import execute_inout
+from backends.cpu.executor import execute_inout, run_blas_limit
 from backends.cpu.options import DEFAULT, CpuOptions
 from backends.cpu import (  # noqa: F401 - the modules that declare handlers (backends.cpu.handlers)
     adapters, contract, engines, fetch_lift, gather, redistribute, runtime,
@@ -122,7 +122,8 @@ class CpuBackend:
         ret = result.kernel.returns
         scratch = self._arenas.pop() if self._arenas else arena.Arena()  # one per concurrent run
         try:
-            with arena.scope(scratch):  # from_buffer copies every result out of the scratch
+            with arena.scope(scratch), run_blas_limit(result.kernel, options):  # from_buffer copies every
+                # result out of the scratch; BLAS limited once for the run's matmuls
                 outputs, finals = execute_inout(result.kernel, buffers, options, inplace)
                 values = tuple(host.from_buffer(buf, v.type) for buf, v in zip(outputs, ret.values)) if ret else ()
                 written = _finals(finals, result.kernel, [k for k, p in enumerate(params) if p.mutable], inplace,

@@ -26,9 +26,9 @@ stored rows of each operand (`contract_jit.stored_rows`): when the spatial rows 
 pairs of an A row class and a W row class, one matmul of every A class against every W
 class; else, when every class of the side with fewer classes meets as many of the other
 side's, one matmul per class of that side (`_grouped`); otherwise one matmul per spatial
-row (a stack). BLAS runs with its pool at
-`CpuOptions.blas_threads`; when that is one thread, large matmuls are split by rows over
-the backend's float threads instead (numpy releases the GIL inside them).
+row (a stack). BLAS runs on one thread (`CpuOptions.blas_threads=None`: its pool as it is),
+and a large matmul is cut by rows among the backend's float threads instead (numpy releases
+the GIL inside it; `thread_pool.share`).
 """
 
 from __future__ import annotations
@@ -44,9 +44,8 @@ from ir.blas import blas_threads
 from ir.errors import InternalError
 
 from backends.cpu import arena, blas_route, contract_jit
-from backends.cpu.contract_float import PARALLEL_MIN
 from backends.cpu.contract_plan import Gather
-from backends.cpu.thread_pool import pool
+from backends.cpu.thread_pool import share
 
 __all__ = ["contract", "no_rounding", "unit_floor", "unit_range"]
 
@@ -189,9 +188,10 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
     da, nn, ni, k = fa.shape
     dw, nj = fw.shape[0], fw.shape[2]
     route = blas_route.route(ca, cw, da, dw, (nn, ni, nj), plan.dest, plan.out_cells)
-    # a stack of small products: BLAS on one thread (a pool of 2 waking for each 64 x 256 x 64
-    # product cost 100x its arithmetic on a loaded machine), the stack split over ours instead
-    limit = blas if route.kind == "whole" or blas is None else 1
+    # BLAS on one thread, a large matmul shared over ours instead (`_matmul`): BLAS's threads wait
+    # for each other by spinning, so on a loaded machine a pool of 2 cost 100x the arithmetic of
+    # each 64 x 256 x 64 product of a stack and 20x that of a 512 x 256 x 128 one (issue 61)
+    limit = None if blas is None else 1
     split = threads if limit == 1 else 1
     with blas_threads(limit):
         if route.kind == "whole":  # one matmul of every A class against every W class
@@ -210,14 +210,14 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
     arena.give_back(fa), arena.give_back(fw)  # read for the last time: the run's next request takes them
     if route.index is not None:  # the spread over the rows and the placing in one take
         out = arena.empty(route.index.shape, np.float32)  # the run's scratch: no fresh pages each run
-        if route.runs is not None:  # the take a strided read: copied run by run
+        if route.runs is not None:  # the take a strided read: copied run by run, +0 added on the way
             first, shape, steps = route.runs
             flat = products.reshape(-1)
-            np.copyto(out.reshape(shape), as_strided(flat[first:], shape, tuple(st * flat.itemsize for st in steps),
-                                                     writeable=False))
+            np.add(as_strided(flat[first:], shape, tuple(st * flat.itemsize for st in steps), writeable=False),
+                   np.float32(0), out=out.reshape(shape))
         else:
             np.take(products.reshape(-1), route.index, out=out, mode="clip")  # valid indices: no buffered copy
-        np.add(out, np.float32(0), out=out)
+            np.add(out, np.float32(0), out=out)
     else:
         out = blas_route.placed(blas_route.spread(products, route, ca, cw), plan.dest, plan.out_cells)
     if route.kind == "whole":
@@ -299,18 +299,24 @@ def _product_shape(left: np.ndarray, right: np.ndarray) -> tuple[int, ...]:
     return (*np.broadcast_shapes(left.shape[:-2], right.shape[:-2]), left.shape[-2], right.shape[-1])
 
 
+_SHARE_MIN = 1 << 24
+"""Multiply-adds of a matmul from which each of its parts shared among the threads (`_matmul`)
+holds at least this many: ~0.35 ms on one core; a smaller share costs more to hand over on a
+busy machine than it saves (a 512 x 256 x 128 product stays whole)."""
+
+
 def _matmul(left: np.ndarray, right: np.ndarray, threads: int, out: np.ndarray | None = None) -> np.ndarray:
-    """left @ right (stacks) into `out` (new when None), the rows of `left` split over
-    `threads` float threads when large."""
+    """left @ right (stacks) into `out` (new when None), the rows of `left` cut into parts
+    of at least `_SHARE_MIN` multiply-adds `share`d among `threads` threads (at most two
+    per thread) when there are two such parts."""
     if out is None:
         out = np.empty(_product_shape(left, right), np.float32)
     n = left.shape[-2]
-    if threads <= 1 or n < 2 * threads or out.size * left.shape[-1] < PARALLEL_MIN:
+    parts = min(2 * threads, n, out.size * left.shape[-1] // _SHARE_MIN) if threads > 1 else 1
+    if parts < 2:
         np.matmul(left, right, out=out)
         return out
-    bounds = [n * t // threads for t in range(threads + 1)]
-    jobs = [pool(threads).submit(np.matmul, left[..., lo:hi, :], right, out=out[..., lo:hi, :])
-            for lo, hi in zip(bounds, bounds[1:])]
-    for job in jobs:
-        job.result()
+    bounds = [n * t // parts for t in range(parts + 1)]
+    share([lambda lo=lo, hi=hi: np.matmul(left[..., lo:hi, :], right, out=out[..., lo:hi, :])
+           for lo, hi in zip(bounds, bounds[1:])], threads)
     return out

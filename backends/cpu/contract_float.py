@@ -26,7 +26,7 @@ from ir.dtypes import DType, bf16
 
 from backends.cpu import adapters
 from backends.cpu.contract_plan import Gather
-from backends.cpu.thread_pool import pool
+from backends.cpu.thread_pool import share
 
 __all__ = ["FloatInfo", "bf16_shifts", "exact_f32", "float_core", "float_operand", "ftz", "range_info",
            "wide_bits"]
@@ -265,9 +265,8 @@ def float_core(a: np.ndarray, w: np.ndarray, pad: np.ndarray | None, skip: np.nd
     threads = 1 if len(tasks) == 1 or work < PARALLEL_MIN else min(len(tasks), threads)
     if threads == 1:
         _float_tasks(f, tasks)
-    else:  # `threads` interleaved shares of the tasks, at most that many running at once
-        for done in [pool(threads).submit(_float_tasks, f, tasks[k::threads]) for k in range(threads)]:
-            done.result()
+    else:  # the tasks taken one at a time by `threads` threads, the calling one among them
+        share([lambda t=t: _float_task(f, *t) for t in tasks], threads)
     return acc
 
 

@@ -12,15 +12,15 @@ straight into the result cells (`_dest_view`), which the parts never share.
 from __future__ import annotations
 
 import math
-import threading
 from typing import NamedTuple
 
 import numpy as np
 
 from ir.dtypes import DType
 
-from backends.cpu import contract_float, row_classes
+from backends.cpu import row_classes
 from backends.cpu.contract_plan import Plan, _dest_view
+from backends.cpu.thread_pool import share
 
 __all__ = ["contract_int"]
 
@@ -208,26 +208,7 @@ def _folded_into(target: tuple[np.ndarray, tuple[int, ...]], a_src: Rows, w_src:
         np.copyto(cells[part], np.broadcast_to(y[..., None], (*y.shape, zn)).reshape(y.shape[0], grid[1], *fine),
                   casting="unsafe")
 
-    if len(parts) == 1:
-        fill(parts[0])
-        return
-    queue, lock = iter(parts), threading.Lock()
-
-    def drain() -> None:
-        while True:
-            with lock:
-                part = next(queue, None)
-            if part is None:
-                return
-            fill(part)
-
-    helpers = min(threads, len(parts)) - 1
-    others = [contract_float.pool(helpers).submit(drain) for _ in range(helpers)]
-    try:
-        drain()  # the calling thread takes parts too
-    finally:
-        for done in others:
-            done.result()
+    share([lambda part=part: fill(part) for part in parts], threads)
 
 
 def contract_int(outer, s_op, t_op, plan: Plan,

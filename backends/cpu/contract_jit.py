@@ -44,6 +44,7 @@ from ir.exact_kernels.compile import JIT_MIN
 
 from backends.cpu import contract_float, row_classes
 from backends.cpu.lru import Lru
+from backends.cpu.thread_pool import share
 from backends.cpu import contract_jit_exact as jit_exact
 from backends.cpu import contract_jit_rows as jit_rows
 from backends.cpu.distinct import distinct_values
@@ -180,8 +181,10 @@ def _on_rows(kernel, rows: int, threads: int, work: int, args) -> list:
     if threads == 1:
         return [kernel(*args(0, rows))]
     bounds = [rows * k // threads for k in range(threads + 1)]
-    pool = contract_float.pool(threads)
-    return [done.result() for done in [pool.submit(kernel, *args(lo, hi)) for lo, hi in zip(bounds, bounds[1:])]]
+    found: list = [None] * threads
+    share([lambda k=k, lo=lo, hi=hi: found.__setitem__(k, kernel(*args(lo, hi)))
+           for k, (lo, hi) in enumerate(zip(bounds, bounds[1:]))], threads)
+    return found
 
 
 @functools.lru_cache(maxsize=64)

@@ -23,7 +23,7 @@ import numpy as np
 from ir.errors import InternalError
 from ir.kernel import Kernel
 from ir.ops import (
-    Begin, Collect, Commit, CommitTrim,
+    Begin, Collect, Commit, CommitTrim, ContractTime,
     Fetch, Op,
     Final, Param, Return, ToDm, ToHbm, ToTrf, View,
 )
@@ -39,9 +39,9 @@ from backends.cpu import arena, compact, compact_moves, layout, lazy_rows, moves
 from backends.cpu.lru import ByObject
 from backends.cpu.scratch import Scratch, memory
 from backends.cpu.handlers import HANDLERS, handles, takes_compact, takes_lazy
-from backends.cpu.options import DEFAULT, CpuOptions
+from backends.cpu.options import DEFAULT, CpuOptions, blas_threads
 
-__all__ = ["execute_inout"]
+__all__ = ["execute_inout", "run_blas_limit"]
 
 
 @handles(ToDm, ToHbm, options=True, compact=True, makes_compact=True)
@@ -238,6 +238,20 @@ def _may_fault(kernel: Kernel) -> bool:
                                         and bool(HANDLERS.facts(type(op)).get("faults"))
                                         for op in kernel.ops))
     return found
+
+
+_MULTIPLIES: ByObject[bool] = ByObject()
+
+
+def run_blas_limit(kernel: Kernel, options: CpuOptions) -> Any:
+    """The BLAS limit a run of `kernel` holds for all its matmuls (a block around the run):
+    one thread when the options hold BLAS at one and the kernel has a contraction, else
+    none. Each matmul's own limit is then a nested block of ~1 us, not a change of BLAS's
+    pool and back of ~60 us every time (`ir.blas.blas_threads`). Kept per kernel."""
+    found = _MULTIPLIES.get(kernel)
+    if found is None:
+        found = _MULTIPLIES.put(kernel, any(isinstance(op, ContractTime) for op in kernel.ops))
+    return blas_threads(1 if options.blas_threads == 1 and found else None)
 
 
 def _handler(op_cls: type, found: dict[type, tuple[Any, dict[str, Any]]]) -> tuple[Any, dict[str, Any]]:

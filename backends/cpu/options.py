@@ -31,9 +31,12 @@ class CpuOptions:
     threads sharing the float products, and a large integer matmul's rows while BLAS runs
     on one thread (`blas_threads=1`; backends/cpu/contract_int.py) (1 runs them on the
     calling thread).
-    `blas_threads`: the BLAS thread pool while the backend's matmuls run; one thread by
+    `blas_threads`: the BLAS thread pool while the backend's integer matmuls run; one thread by
     default, since a small machine shared with other processes only loses to BLAS
-    threads competing for its CPUs (None leaves the pool as it is). `jit`: float
+    threads competing for its CPUs (None leaves the pool as it is). The bf16 matmuls run
+    BLAS on one thread whatever the number (BLAS's threads wait for each other by spinning:
+    two made a bf16 kernel 20x slower than one on a loaded machine, issue 61); None leaves
+    the pool as it is there too. With 1, a run limits the pool once for all its matmuls. `jit`: float
     contractions by the compiled core `backends.cpu.contract_jit` when numba is
     importable (False, or the environment variable NPU_OPT_CPU_JIT=0: the numpy core).
     `numerics`: "chip" (the default) computes what the chip computes; "reference" folds

@@ -15,8 +15,10 @@ import operator
 
 import numpy as np
 import pytest
+from threadpoolctl import threadpool_limits
 
 from ir import bf16_exact
+from ir import blas as ir_blas
 from backends.cpu import CpuBackend, CpuOptions, blas_route, contract_blas, contract_float, contract_jit
 from backends.cpu.gathers import Gather
 from backends.cpu.lru import ByObject
@@ -305,7 +307,7 @@ def test_rows_split_over_threads_agree(monkeypatch: pytest.MonkeyPatch) -> None:
     arrays = _data(rng, d.inputs(rng), "exact")
     one = [a.copy() for a in arrays]
     CpuBackend(CpuOptions(threads=1, blas_threads=1)).run(d.kernel, tuple(one))
-    monkeypatch.setattr(contract_blas, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(contract_blas, "_SHARE_MIN", 1)
     calls = []
     matmul = np.matmul
     monkeypatch.setattr(contract_blas.np, "matmul", lambda *a, **k: calls.append(1) or matmul(*a, **k))
@@ -313,7 +315,25 @@ def test_rows_split_over_threads_agree(monkeypatch: pytest.MonkeyPatch) -> None:
     CpuBackend(CpuOptions(threads=3, blas_threads=1)).run(d.kernel, tuple(split))
     np.testing.assert_array_equal(split[-1].view(np.uint32), one[-1].view(np.uint32))
     assert len(calls) >= 3
-    assert contract_float.PARALLEL_MIN > 1  # only the BLAS module's threshold was lowered
+
+
+def test_a_matmul_is_shared_only_in_parts_that_pay(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`_matmul` on two threads: a 512 x 256 x 128 product (one `_SHARE_MIN` of work) stays one
+    BLAS call on the calling thread (handing half of 0.35 ms to a thread of a busy machine
+    costs more than it saves: issue 61), a product of 8 such is cut into at most two parts
+    per thread, each of at least `_SHARE_MIN`; both equal numpy's product."""
+    rng = np.random.default_rng(5)
+    shared: list[int] = []
+    real = contract_blas.share
+    monkeypatch.setattr(contract_blas, "share", lambda parts, threads: shared.append(len(parts)) or real(parts, threads))
+    for m, parts in ((512, []), (4096, [4])):
+        left = rng.integers(-8, 9, (1, m, 256)).astype(np.float32)
+        right = rng.integers(-8, 9, (1, 256, 128)).astype(np.float32)
+        shared.clear()
+        got = contract_blas._matmul(left, right, 2)
+        np.testing.assert_array_equal(got, left @ right)
+        assert shared == parts, m
+    assert contract_blas._SHARE_MIN == 512 * 256 * 128
 
 
 def _per_row_contraction(monkeypatch: pytest.MonkeyPatch, seed: int, threads: int) -> tuple:
@@ -397,10 +417,11 @@ def test_grouped_classes_meeting_the_same_set_share_one_matmul_of_views(monkeypa
     assert calls == [(True, True)]
 
 
-def test_a_stack_of_small_products_runs_blas_on_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The per-row and grouped forms take BLAS's pool down to one thread (a pool of two
-    waking for every small product of the stack cost 100x its arithmetic on a loaded
-    machine), whatever `blas_threads` says; the one matmul of every class keeps it."""
+def test_blas_runs_on_one_thread_whatever_blas_threads_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The one matmul of every class and a product per row alike take BLAS's pool down to one
+    thread (its threads wait for each other by spinning: on a loaded machine a pool of 2 cost
+    20-100x the arithmetic, issue 61), the backend's own threads sharing a large matmul
+    instead; `blas_threads=None` leaves the pool as it is."""
     blas = contract_blas.contract
     (raw_a, ca), (raw_w, cw), plan, threads, _ = _per_row_contraction(monkeypatch, 51, 2)
     limits = []
@@ -410,7 +431,27 @@ def test_a_stack_of_small_products_runs_blas_on_one_thread(monkeypatch: pytest.M
     rows = np.arange(len(ca))
     got = blas((raw_a[ca], rows), (raw_w[cw], rows), plan, threads, 2)  # a product per row
     np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
-    assert limits == [2, 1]
+    loose = blas((raw_a, ca), (raw_w, cw), plan, threads, None)
+    np.testing.assert_array_equal(loose.view(np.uint32), want.view(np.uint32))
+    assert limits == [1, 1, None]
+
+
+def test_a_run_limits_blas_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With BLAS's pool at two threads, a run of two contractions changes the pool once (the
+    run's limit; each contraction's own is then a nested block), not once per contraction
+    (~60 us each: issue 61, per-op overhead); the result is the oracle's."""
+    d = pinned("two_tiles", "out[m,n] = a[m,k] * w[n,k]", "bf16:f32", dict(m=64, n=256, k=64),
+               dict(placement="2x4 of 32x32, on 1/16 of the slices", trf="w", packet=16, pieces=1), "tiled")
+    arrays = d.inputs(np.random.default_rng(3))
+    changes, contractions = [], []
+    limiter, blas = ir_blas._limiter, contract_blas.contract
+    monkeypatch.setattr(ir_blas, "_limiter", lambda limit: changes.append(limit) or limiter(limit))
+    monkeypatch.setattr(contract_blas, "contract", lambda *a: contractions.append(1) or blas(*a))
+    with threadpool_limits(2, user_api="blas"):
+        CpuBackend(CpuOptions(threads=1)).run(d.kernel, tuple(arrays))
+    want = np.asarray(d.oracle(*arrays), np.float32) + np.float32(0)
+    np.testing.assert_array_equal(arrays[-1].view(np.uint32), want.view(np.uint32))
+    assert len(contractions) == 2 and changes == [1]
 
 
 @pytest.mark.parametrize("form", ["whole", "grouped", "rows"])

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
 
-from backends.cpu import CpuBackend, CpuOptions, contract_int
+from backends.cpu import CpuBackend, CpuOptions, contract_int, thread_pool
 from tests.kernel_files import EXAMPLES_DIR, load_source
 
 
@@ -73,18 +72,23 @@ def test_blas_pool_left_alone_means_no_shares(shares: list[int]) -> None:
 
 
 def test_a_held_back_thread_leaves_its_parts_to_the_others(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The parts are taken one at a time: a helper thread that starts late (a busy machine)
-    finds them taken by the calling thread, and every part is still computed once."""
-    late = ThreadPoolExecutor(max_workers=1)
+    """The parts are taken one at a time: a helper thread the machine holds back (its pool's
+    thread busy until the run ends) finds them taken by the calling thread, every part is
+    computed once, and the run does not wait for the helper that never started."""
+    held, busy = threading.Event(), ThreadPoolExecutor(max_workers=1)
+    busy.submit(held.wait)  # the pool's one thread taken: what is submitted next waits
+    threading.Timer(5.0, held.set).start()  # (a run that waits for the helper ends all the same)
+    helpers: list = []
 
-    class Late:
+    class Held:
         def submit(self, fn, *args):
-            return late.submit(lambda: (time.sleep(0.3), fn(*args))[1])
+            helpers.append(busy.submit(fn, *args))
+            return helpers[-1]
 
     done: list[str] = []
     folded = contract_int._folded
     monkeypatch.setattr(contract_int, "PARALLEL_MIN", 1)
-    monkeypatch.setattr(contract_int.contract_float, "pool", lambda n: Late())
+    monkeypatch.setattr(thread_pool, "pool", lambda n: Held())
     monkeypatch.setattr(contract_int, "_folded",
                         lambda *a: done.append(threading.current_thread().name) or folded(*a))
     kernel = tiled_i8(1, 1)
@@ -93,6 +97,8 @@ def test_a_held_back_thread_leaves_its_parts_to_the_others(monkeypatch: pytest.M
     w = rng.integers(-128, 128, (512, 128), dtype=np.int8)
     out = np.zeros((512, 512), np.int32)
     CpuBackend(CpuOptions(threads=2)).run(kernel, (a, w, out))
-    late.shutdown()
+    held.set()
+    busy.shutdown()
+    assert helpers and all(h.cancelled() for h in helpers)  # never waited for
     assert np.array_equal(out, a.astype(np.int64) @ w.astype(np.int64).T)
     assert len(done) == 2 * contract_int.PIECES and set(done) == {threading.main_thread().name}

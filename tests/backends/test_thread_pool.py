@@ -24,6 +24,9 @@ class _Recording:
             def result(self) -> None:
                 return None
 
+            def cancel(self) -> bool:
+                return False
+
         return Done()
 
 
