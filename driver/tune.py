@@ -181,8 +181,6 @@ def tune(space: Space, *, ref: FactoryRef | None = None, target: str = "rngd", j
         for c in candidates:
             found[c.index] = c
             if c.status == "ok":
-                if prune and (not best or c.makespan < min(best)):
-                    executor.announce(sweep, c.makespan)
                 best.append(c.makespan)
             if progress is not None:
                 progress(c)

@@ -26,7 +26,7 @@ from typing import Any
 from ir.errors import InternalError, NpuOptError
 import driver.tune_eval  # noqa: F401 - the workers' task function and everything it compiles with
 from driver.dask_probe import ask_scheduler
-from driver.tune_share import TOPIC, on_cluster
+from driver.tune_share import on_cluster
 from driver.tune_space import FactoryRef, load_space, resolve_space, space_names
 
 __all__ = ["FactoryRef", "load_space", "make_executor", "resolve_space", "space_names"]
@@ -48,9 +48,6 @@ class _Inline:
 
     def starting(self) -> bool:
         return False
-
-    def announce(self, sweep: str, makespan: int) -> None:
-        pass
 
     def settle(self) -> None:
         pass
@@ -83,10 +80,6 @@ class _Futures:
     def starting(self) -> bool:
         """Whether the executor's workers cannot take tasks yet (a pool's can at once)."""
         return False
-
-    def announce(self, sweep: str, makespan: int) -> None:
-        """A better makespan back in this process (a pool's processes share theirs already:
-        `PoolBest`)."""
 
     def wait(self, handles: Collection[Any], block: bool) -> list[Any]:
         if not block:
@@ -158,13 +151,6 @@ class _Dask(_Futures):
     def wait(self, handles: Collection[Any], block: bool) -> list[Any]:
         self._connect(False)
         return super().wait(handles, block)
-
-    def announce(self, sweep: str, makespan: int) -> None:
-        """Tell the cluster's workers a better makespan this process found or heard: an event
-        on tune_share's topic, which each worker hears between its candidates (a worker
-        heard of this process's own makespans before only through the next batch's cutoff)."""
-        if self._client is not None:
-            self._client.log_event(TOPIC, [sweep, makespan])
 
     def submit(self, fn: Callable[[Any], Any], item: Any) -> Any:
         # the task prunes against the best makespan any worker of the cluster has found (tune_share)

@@ -154,19 +154,3 @@ def test_the_artifact_emitted_while_waiting_is_not_emitted_again(monkeypatch: py
     monkeypatch.setattr(tune_mod, "_sweep", sweep_then_wait)
     result = tune(_unchecked())
     assert emitted == [result.winner.index] and result.winner.text.startswith("visa ")
-
-
-def test_a_better_makespan_is_announced_to_the_executor(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each makespan better than the best so far goes to `executor.announce` (a dask cluster's
-    workers hear this process's own makespans from it), and no other."""
-    heard: list[int] = []
-    real = tune_mod.make_executor
-
-    def recording(*args, **kwargs):
-        executor = real(*args, **kwargs)
-        executor.announce = lambda sweep, makespan: heard.append(makespan)
-        return executor
-
-    monkeypatch.setattr(tune_mod, "make_executor", recording)
-    result = tune(_unchecked())
-    assert heard and heard == sorted(set(heard), reverse=True) and heard[-1] == result.winner.makespan
