@@ -185,15 +185,7 @@ def tune(space: Space, *, ref: FactoryRef | None = None, target: str = "rngd", j
             if progress is not None:
                 progress(c)
 
-    texts: dict[int, str] = {}  # artifacts emitted while this process waited for the last batches
-
-    def idle() -> None:
-        """Emit the artifact of the candidate that leads so far (once each): the winner's,
-        unless a batch still out beats it or the oracle check fails it."""
-        lead = _ranked([c for c in found if c is not None])[:1]
-        if lead and lead[0].index not in texts:
-            texts[lead[0].index] = _text(space, lead[0], target)
-
+    texts = _Texts(space, target, found)
     rates = target_rates(target)
     pre: dict[int, int | None] = {}
 
@@ -212,7 +204,7 @@ def tune(space: Space, *, ref: FactoryRef | None = None, target: str = "rngd", j
 
     executor = make_executor(jobs, scheduler, in_process=ref is None, ref=ref)
     try:
-        _sweep(executor, points, make, take, drop, idle)
+        _sweep(executor, points, make, take, drop, texts.idle)
         executor.settle()
     finally:
         executor.close()
@@ -224,11 +216,32 @@ def tune(space: Space, *, ref: FactoryRef | None = None, target: str = "rngd", j
     if space.checks:
         winner = _checked(space, candidates, ranked, top, seed)
     if winner is not None:
-        text = texts[winner.index] if winner.index in texts else _text(space, winner, target)
-        winner = candidates[winner.index] = attrs.evolve(winner, text=text)
+        winner = candidates[winner.index] = attrs.evolve(winner, text=texts.of(winner))
     return TuneResult(kernel=_kernel_name(space, winner, candidates), target=target, candidates=tuple(candidates),
                       winner=winner, executor=executor.description,
                       seconds=math.floor((time.perf_counter() - start) * 1e3) / 1e3)
+
+
+class _Texts:
+    """The artifacts of a sweep's leading candidates, emitted while this process waited for
+    the workers' last batches (`idle`, once each), and the winner's (`of`: emitted then, or
+    now)."""
+
+    def __init__(self, space: Space, target: str, found: list[Candidate | None]) -> None:
+        self._space, self._target, self._found = space, target, found
+        self._texts: dict[int, str] = {}
+
+    def idle(self) -> None:
+        """Emit the artifact of the candidate that leads so far: the winner's, unless a batch
+        still out beats it or the oracle check fails it."""
+        lead = _ranked([c for c in self._found if c is not None])[:1]
+        if lead and lead[0].index not in self._texts:
+            self._texts[lead[0].index] = _text(self._space, lead[0], self._target)
+
+    def of(self, winner: Candidate) -> str:
+        if winner.index not in self._texts:
+            self._texts[winner.index] = _text(self._space, winner, self._target)
+        return self._texts[winner.index]
 
 
 def _checked(space: Space, candidates: list[Candidate], ranked: list[Candidate], top: int,
