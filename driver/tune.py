@@ -24,6 +24,8 @@ their candidates, driver/tune_batches.py), each sent with the best makespan
 known when it leaves and pruning against what its process has found in the sweep (and, in
 a `jobs` pool, what any of the pool's processes has found: a shared value); a new batch
 leaves whenever one comes back, so no worker waits for the slowest of a round.
+This process evaluates candidates too, one at a time, and looks at the workers between
+any two (a dask sweep's only until the scheduler answers).
 
 Numerics (driver/tune_bits.py): candidates that tie on makespan may fold floats in another
 order. The winner's results are compared bit for bit with those of every candidate that
