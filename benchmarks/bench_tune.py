@@ -33,7 +33,8 @@ Besides the fixed space, `--drawn N` spaces drawn by benchmarks/drawn_kernels.py
 most pruned),
 each also swept serially without pruning (does pruning pay?); the worst space's ratio is
 the verdict. Rounds take turns, which executor goes first rotating.
-Run: python benchmarks/bench_tune.py [--rounds N] [--no-dask] [--drawn N] [--seed S] [--no-fixed] [--no-unpruned]
+Run: python benchmarks/bench_tune.py [--rounds N] [--no-dask] [--drawn N] [--seed S] [--seeds S,S,...] [--no-fixed]
+     [--no-unpruned]
 """
 
 from __future__ import annotations
@@ -207,6 +208,7 @@ def main() -> None:
     ap.add_argument("--no-dask", action="store_true")
     ap.add_argument("--drawn", type=int, default=1, help="spaces drawn by benchmarks/drawn_kernels.py")
     ap.add_argument("--seed", type=int, default=0, help="the first drawn space's seed")
+    ap.add_argument("--seeds", default="", help="the drawn spaces' seeds, comma-separated (instead of --seed/--drawn)")
     ap.add_argument("--no-fixed", action="store_true", help="only the drawn spaces")
     ap.add_argument("--no-unpruned", action="store_true",
                     help="skip the drawn spaces' unpruned serial sweep (the slowest run; pruning's own verdict)")
@@ -216,7 +218,8 @@ def main() -> None:
         ratios = measure(f"fixed space {FILE}", FactoryRef(FILE, "SPACE"), args.rounds, not args.no_dask, False)
         worst += [(*r, "examples/tune_gemm_bf16.py SPACE") for r in ratios]
     with tempfile.TemporaryDirectory() as tmp:
-        for seed in range(args.seed, args.seed + args.drawn):
+        seeds = [int(x) for x in args.seeds.split(",")] if args.seeds else range(args.seed, args.seed + args.drawn)
+        for seed in seeds:
             path = Path(tmp) / f"drawn_space_{seed}.py"
             path.write_text(SPACE_FILE.format(root=str(ROOT), seed=seed))
             spec = draw_space(seed)

@@ -24,6 +24,8 @@ their candidates, driver/tune_batches.py), each sent with the best makespan
 known when it leaves and pruning against what its process has found in the sweep (and, in
 a `jobs` pool, what any of the pool's processes has found: a shared value); a new batch
 leaves whenever one comes back, so no worker waits for the slowest of a round.
+This process evaluates candidates too, one at a time, and looks at the workers between
+any two (a dask sweep's only until the scheduler answers).
 
 Numerics (driver/tune_bits.py): candidates that tie on makespan may fold floats in another
 order. The winner's results are compared bit for bit with those of every candidate that
@@ -49,7 +51,7 @@ from tu_ops.target import for_chips, get_target
 from visa.schedule import schedule_artifact
 
 from driver.tune_bits import Runs, compare_bits
-from driver.tune_batches import MAX_BATCH, MIN_BATCH, SHARES, Costs, batch_size
+from driver.tune_batches import MAX_BATCH, MIN_BATCH, Costs, batch_size
 from driver.tune_eval import Batch, Candidate, evaluate_timed, prebound, target_rates
 from driver.tune_exec import FactoryRef, make_executor
 
@@ -84,79 +86,68 @@ def _ranked(candidates: Sequence[Candidate]) -> list[Candidate]:
 
 
 def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int]], Batch],
-           take: Callable[[list[Candidate]], None], drop: Callable[[int], bool] = lambda index: False) -> None:
-    """Evaluate every point in batches: up to two batches in flight per worker, this process
-    evaluating one itself while they run (when the executor lets it). A batch holds about the
-    same predicted work, a share of what is left (driver/tune_batches.py: by the CPU seconds
-    each candidate back cost), so batches shrink as the space drains: the last ones, which
-    the other processes may have to wait for, are short. When this process helps, it first
-    evaluates small batches until one candidate compiles (a few at most), each worker one
-    small batch at a time meanwhile, so the workers' larger batches carry a makespan to prune
-    against (a batch sent without one lowers its candidates in full until it finds its own or
-    hears of one: the shared best); the workers did nothing meanwhile before, a fifth of a
-    `--jobs 2` sweep once pruning skipped the traces. While the executor still starts
-    (`starting()`: a dask scheduler that has not answered yet), this process evaluates small
-    batches too, asking between them, so the cluster's workers wait no longer than one
-    small batch for their first (a batch sized for this process alone held a second or
-    more of work, every worker idle meanwhile). Whenever a batch comes back, the queued
-    candidates `drop` prunes (by their bound from their parameters, against the best makespan
-    back so far) leave the queue: they are never sent, nor sized into a batch."""
+           take: Callable[[list[Candidate]], None], drop: Callable[[int], bool] = lambda index: False,
+           idle: Callable[[], None] = lambda: None) -> None:
+    """Evaluate every point: batches to the executor's workers, up to two in flight per
+    worker, and, when the executor lets this process help (`helps`), one candidate at a time
+    here meanwhile. A batch holds about the same predicted work, a share of what is left
+    (driver/tune_batches.py: by the CPU seconds each candidate back cost), so batches shrink
+    as the space drains: the last ones, which the other processes may have to wait for, are
+    short. Between any two candidates this process evaluates, it collects the batches that
+    came back and sends new ones, and asks a starting executor (`starting()`: a dask
+    scheduler that has not answered yet) whether it can take tasks: a worker waits at most
+    one candidate for its next batch, and the cluster gets its first as soon as its
+    scheduler answers. (This process evaluated batches of its own before, and looked at the
+    workers only between them: a worker that finished waited for this process's whole batch,
+    and the cluster for this process's first, two full lowerings, 0.2-0.6 s, against the
+    scheduler's answer in 0.05 s.) Until a makespan is known, while this process looks for
+    one too, each worker gets one small batch at a time (a batch without one lowers its
+    candidates in full until it finds its own or hears of one: the shared best). Whenever a candidate comes back with a better makespan,
+    the queued candidates `drop` prunes (by their bound from their parameters, against the
+    best makespan back so far) leave the queue: they are never sent, nor sized into a batch.
+    Once the queue is empty and this process would only wait for the workers' last batches,
+    it calls `idle()` before each wait (the tuner emits the leading candidate's artifact
+    there, the sweep's one serial step, which it did after the last batch came back)."""
     queue = deque(spread(len(points)))
     costs = Costs(points)  # what each candidate back cost (CPU seconds, measured where it ran)
-
-    def batch() -> Batch:
-        head = [queue[k] for k in range(min(len(queue), MAX_BATCH))]
-        size = batch_size(head, len(queue), executor.width, costs)
-        return make([queue.popleft() for _ in range(size)])
+    best: list[float] = [math.inf]  # the best makespan back so far (queue pruned against it)
 
     def back(timed: tuple[Sequence[float], list[Candidate]]) -> None:
         costs.add([c.index for c in timed[1]], timed[0])
         take(timed[1])
-        kept = [i for i in queue if not drop(i)]
-        if len(kept) < len(queue):
-            queue.clear()
-            queue.extend(kept)
+        new = min((c.makespan for c in timed[1] if c.status == "ok"), default=math.inf)
+        if new < best[0]:
+            best[0] = new
+            kept = [i for i in queue if not drop(i)]
+            if len(kept) < len(queue):
+                queue.clear()
+                queue.extend(kept)
 
-    def small() -> Batch:
-        return make([queue.popleft() for _ in range(min(len(queue), MIN_BATCH))])
+    def batch() -> Batch:
+        if best[0] == math.inf and executor.helps:  # no makespan yet, and this process looks for one
+            return make([queue.popleft() for _ in range(min(len(queue), MIN_BATCH))])
+        head = [queue[k] for k in range(min(len(queue), MAX_BATCH))]
+        size = batch_size(head, len(queue), executor.width, costs)
+        return make([queue.popleft() for _ in range(size)])
 
-    pending: set[Any] = set()
-    _start(executor, queue, pending, small, back)
-    while queue or pending:
-        while queue and len(pending) < 2 * executor.workers:
-            pending.add(executor.submit(evaluate_timed, batch()))
-        if executor.helps and queue:
-            back(evaluate_timed(batch()))
-            done = executor.wait(pending, block=False)
-        else:
-            done = executor.wait(pending, block=True)
-        for handle in done:
+    def collect(block: bool) -> None:
+        for handle in executor.wait(pending, block=block):
             pending.discard(handle)
             back(executor.result(handle))
 
-
-def _start(executor: Any, queue: deque, pending: set[Any], small: Callable[[], Batch],
-           back: Callable[[tuple[Sequence[float], list[Candidate]]], None]) -> None:
-    """The sweep's start: small batches until a makespan is known, here and one in each worker
-    at a time (a worker prunes against what this process finds from its next candidate on: the
-    shared best); and while the executor still starts (a dask scheduler not yet answered),
-    small batches here, so its workers get theirs as soon as it has. The batches still in
-    flight stay in `pending`."""
-    tries, found = 0, False
-    while queue and executor.helps and (executor.starting() or (executor.workers and tries < SHARES and not found)):
-        while queue and executor.workers and len(pending) < executor.workers and not executor.starting():
-            pending.add(executor.submit(evaluate_timed, small()))
-        if not queue:
-            break
-        first = evaluate_timed(small())
-        back(first)
-        tries += 1
-        found = found or any(c.status == "ok" for c in first[1])
-        for handle in executor.wait(pending, block=False):
-            pending.discard(handle)
-            timed = executor.result(handle)
-            back(timed)
-            found = found or any(c.status == "ok" for c in timed[1])
+    pending: set[Any] = set()
+    while queue or pending:
+        if not executor.starting():
+            per_worker = 1 if best[0] == math.inf and executor.helps else 2
+            while queue and len(pending) < per_worker * executor.workers:
+                pending.add(executor.submit(evaluate_timed, batch()))
+        if executor.helps and queue:
+            back(evaluate_timed(make([queue.popleft()])))
+            collect(False)
+        elif pending:
+            if not queue:
+                idle()
+            collect(True)
 
 
 def spread(count: int) -> list[int]:
@@ -196,6 +187,7 @@ def tune(space: Space, *, ref: FactoryRef | None = None, target: str = "rngd", j
             if progress is not None:
                 progress(c)
 
+    texts = _Texts(space, target, found)
     rates = target_rates(target)
     pre: dict[int, int | None] = {}
 
@@ -214,7 +206,7 @@ def tune(space: Space, *, ref: FactoryRef | None = None, target: str = "rngd", j
 
     executor = make_executor(jobs, scheduler, in_process=ref is None, ref=ref)
     try:
-        _sweep(executor, points, make, take, drop)
+        _sweep(executor, points, make, take, drop, texts.idle)
         executor.settle()
     finally:
         executor.close()
@@ -226,10 +218,32 @@ def tune(space: Space, *, ref: FactoryRef | None = None, target: str = "rngd", j
     if space.checks:
         winner = _checked(space, candidates, ranked, top, seed)
     if winner is not None:
-        winner = candidates[winner.index] = with_text(space, winner, target)
+        winner = candidates[winner.index] = attrs.evolve(winner, text=texts.of(winner))
     return TuneResult(kernel=_kernel_name(space, winner, candidates), target=target, candidates=tuple(candidates),
                       winner=winner, executor=executor.description,
                       seconds=math.floor((time.perf_counter() - start) * 1e3) / 1e3)
+
+
+class _Texts:
+    """The artifacts of a sweep's leading candidates, emitted while this process waited for
+    the workers' last batches (`idle`, once each), and the winner's (`of`: emitted then, or
+    now)."""
+
+    def __init__(self, space: Space, target: str, found: list[Candidate | None]) -> None:
+        self._space, self._target, self._found = space, target, found
+        self._texts: dict[int, str] = {}
+
+    def idle(self) -> None:
+        """Emit the artifact of the candidate that leads so far: the winner's, unless a batch
+        still out beats it or the oracle check fails it."""
+        lead = _ranked([c for c in self._found if c is not None])[:1]
+        if lead and lead[0].index not in self._texts:
+            self._texts[lead[0].index] = _text(self._space, lead[0], self._target)
+
+    def of(self, winner: Candidate) -> str:
+        if winner.index not in self._texts:
+            self._texts[winner.index] = _text(self._space, winner, self._target)
+        return self._texts[winner.index]
 
 
 def _checked(space: Space, candidates: list[Candidate], ranked: list[Candidate], top: int,
@@ -256,6 +270,11 @@ def _checked(space: Space, candidates: list[Candidate], ranked: list[Candidate],
 def with_text(space: Space, winner: Candidate, target: str) -> Candidate:
     """The winner with its artifact's text: compiled once more, emitted this time, and its
     schedule's makespan checked against the sweep's."""
+    return attrs.evolve(winner, text=_text(space, winner, target))
+
+
+def _text(space: Space, winner: Candidate, target: str) -> str:
+    """The artifact text of candidate `winner` (see `with_text`)."""
     kernel = space.factory(**winner.params)
     tgt = get_target(target)
     outcome = compile_kernel(kernel, tgt)
@@ -266,7 +285,7 @@ def with_text(space: Space, winner: Candidate, target: str) -> Candidate:
     if makespan != winner.makespan:
         raise InternalError(f"tune: the winner #{winner.index}'s artifact has makespan {makespan}, "
                             f"its sweep {winner.makespan}")
-    return attrs.evolve(winner, text=outcome.text)
+    return outcome.text
 
 
 def _kernel_name(space: Space, winner: Candidate | None, candidates: Sequence[Candidate]) -> str:
