@@ -36,7 +36,7 @@ from ir.types import DmType, Type
 
 from backends.cpu import layout, lazy_rows, moves_strided, row_classes
 from backends.cpu.keys import (  # re-exported: the keys are this module's matching
-    KeySpace, _looked_up, _parts, joint_frag, key_blocks, key_dtype, key_space, live_cells, logical_keys, logical_pad,
+    KeySpace, _looked_up, _outer, _parts, joint_frag, key_blocks, key_dtype, key_space, live_cells, logical_keys, logical_pad,
     looked_up_at, padding,
 )
 from backends.cpu.lazy_rows import LazyRows
@@ -44,7 +44,7 @@ from backends.cpu.lru import MISSING, Lru
 
 __all__ = [
     "KeySpace", "MovePlan", "key_space", "logical_keys", "logical_pad", "move_plan",
-    "match_keys", "plan_at", "move_global", "broadcast_copies", "move_local", "lazy_live_rows", "trim", "strided_form_of", "gather_rows",
+    "match_keys", "match_factored", "plan_at", "move_global", "broadcast_copies", "move_local", "lazy_live_rows", "trim", "strided_form_of", "gather_rows",
 ]
 
 
@@ -107,6 +107,32 @@ def match_keys(space: KeySpace, src_levels: tuple[Mapping, ...],
         return MovePlan(index, None)
     index[~live] = 0
     return MovePlan(index, live)
+
+
+def match_factored(space: KeySpace, src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, ...],
+                   what: str) -> MovePlan:
+    """`match_keys` (narrow) with one axis per digit of the destination's joint factor form
+    (C order over them is its flat order): `index` and `live` are read-only broadcast views
+    holding one value along every digit that neither the key nor the padding depends on,
+    so a table whose key ignores most of its digits (a contraction's TRF index, repeated
+    over the stream's time loops) costs the cells it does depend on (issue 61, first-run
+    memory). One axis of every cell when the factor form is past the table limit."""
+    parts = _parts(dst_levels, space)
+    if parts is None:
+        return match_keys(space, src_levels, dst_levels, what, narrow=True)
+    shape = tuple(len(k) for k, _ in parts)
+    used = [bool(k.any()) or (p is not None and bool(p.any())) for k, p in parts]
+    small = [(k, p) if u else (k[:1], None) for (k, p), u in zip(parts, used)]
+    where = _where(space, src_levels, narrow=True)
+    keys, pad = _outer(small, key_dtype(space))
+    index = where[keys]
+    del where, keys
+    live = ~pad
+    _check_found(index, live, what, src_levels, dst_levels)
+    index[pad] = 0
+    cut = tuple(n if u else 1 for n, u in zip(shape, used))
+    index = np.broadcast_to(index.reshape(cut), shape)
+    return MovePlan(index, None if live.all() else np.broadcast_to(live.reshape(cut), shape))
 
 
 def plan_at(src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, ...],
