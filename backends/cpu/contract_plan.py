@@ -70,14 +70,13 @@ class OuterPlan:
 @functools.lru_cache(maxsize=64)
 def _outer_plan(t_size: int, p_size: int, tiling: int, pack: int, flit: int,
                 lane: Mapping, element: Mapping, out_time: Mapping, out_packet: Mapping) -> OuterPlan:
-    o = np.arange(out_time.size, dtype=np.int64)[:, None]
-    q = np.arange(out_packet.size, dtype=np.int64)[None, :]
-    t = (o // tiling) * pack + q // flit  # docs/machine/contraction.md: the stream time step
-    if t.max() >= t_size or flit > p_size:
+    # docs/machine/contraction.md: the stream time step t = (o // tiling) * pack + q // flit, largest at the last cell
+    if ((out_time.size - 1) // tiling) * pack + (out_packet.size - 1) // flit >= t_size or flit > p_size:
         raise InternalError("contract_outer: the stream adapter reads past the stream")
-    sidx = t * p_size + q % flit  # kept in the cache: int32 when the stream's cells allow (issue 61)
-    if t_size * p_size <= np.iinfo(np.int32).max:
-        sidx = sidx.astype(np.int32)
+    dtype = np.int32 if t_size * p_size <= np.iinfo(np.int32).max else np.int64  # kept in the cache (issue 61):
+    o = np.arange(out_time.size, dtype=dtype)[:, None]                            # made in its own type, no int64 table
+    q = np.arange(out_packet.size, dtype=dtype)[None, :]
+    sidx = (o // tiling) * (pack * p_size) + ((q // flit) * p_size + q % flit)
     trf_levels, pre_levels = (lane, element), (lane, out_time, out_packet)
     space = moves.key_space(moves.joint_frag(trf_levels))  # the levels' own past the table limit
     plan = moves.match_factored(space, trf_levels, pre_levels, "contract_outer")  # int32: kept in the cache

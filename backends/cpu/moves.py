@@ -261,6 +261,31 @@ def _uncached_plan(src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, .
     return plan
 
 
+def _plan_source(src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, ...]):
+    """The move plan as `lazy_rows.compose_form` asks it: (`source(positions)`, the input
+    position each output position reads; the output's size; its live mask, None when every
+    cell is live). The cached plan's index when the gather made one; otherwise the source's
+    key table and the output's keys a block of positions at a time (`_source`): no index of
+    every output cell (issue 61, first-run memory)."""
+    plan = _PLANS.get((src_levels, dst_levels))
+    if plan is not None:
+        return plan.index.__getitem__, len(plan.index), plan.live
+    space = key_space(joint_frag(src_levels))
+    pad = padding(dst_levels, space)
+    return _source(src_levels, dst_levels, space, _where(space, src_levels, narrow=True)), len(pad), \
+        (~pad if pad.any() else None)
+
+
+def _source(src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, ...], space: KeySpace,
+            where: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """The input position each of the output positions `flat` reads (live ones only)."""
+    def source(flat: np.ndarray) -> np.ndarray:
+        index, _ = looked_up_at(dst_levels, space, where, flat)
+        _check_found(index, np.ones(len(index), bool), "move", src_levels, dst_levels)
+        return index
+    return source
+
+
 def strided_form_of(rows: np.ndarray, src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, ...],
                     plan: MovePlan | None = None, key: tuple | None = None) -> moves_strided.StridedForm | None:
     """The strided form of the move of `rows` (n_rows, *src level sizes; any strides), or
@@ -285,18 +310,13 @@ def strided_form_of(rows: np.ndarray, src_levels: tuple[Mapping, ...], dst_level
             _check_found(index, np.ones(len(index), bool), "move", src_levels, dst_levels)
             return index
 
-        def source(flat: np.ndarray) -> np.ndarray:
-            index, _ = looked_up_at(dst_levels, space, where, flat)
-            _check_found(index, np.ones(len(index), bool), "move", src_levels, dst_levels)
-            return index
-
         if cells is not None:   # the live cells as a grid of digits: runs of them without a division per cell
             form = moves_strided.strided_form_cells(cells, held, math.prod(mp.size for mp in dst_levels),
                                                     rows.shape[1:], rows.strides[1:])
         else:
             pad = padding(dst_levels, space)
-            form = moves_strided.strided_form(source, len(pad), ~pad if pad.any() else None, rows.shape[1:],
-                                              rows.strides[1:])
+            form = moves_strided.strided_form(_source(src_levels, dst_levels, space, where), len(pad),
+                                              ~pad if pad.any() else None, rows.shape[1:], rows.strides[1:])
         del where
     moves_strided.FORMS.put(key, form)
     if form is None and own:  # the gather of moves.py needs the plan: made once, kept
@@ -336,7 +356,7 @@ def _lazy_move(buf: LazyRows, src_local: tuple[Mapping, ...], dst: Type, lazy: b
     contraction then gathered the stream by index and copied its 16-fold replay of every
     distinct row out), while they read the DM tensor's layout as a DMA's copies."""
     dst_local = layout.local_levels(dst)
-    form = lazy_rows.compose_form(lambda: _uncached_plan(src_local, dst_local), buf, (src_local, dst_local))
+    form = lazy_rows.compose_form(lambda: _plan_source(src_local, dst_local), buf, (src_local, dst_local))
     if form is None:
         return None
     n_dst = math.prod(mp.size for mp in dst_local)
@@ -359,7 +379,7 @@ def lazy_live_rows(buf: LazyRows, src: Type, dst: Type) -> np.ndarray | None:
     if buf.row_of is not None or buf.base.shape[0] != layout.n_rows(src):
         return None
     src_local, dst_local = layout.local_levels(src), layout.local_levels(dst)
-    form = lazy_rows.compose_form(lambda: _uncached_plan(src_local, dst_local), buf, (src_local, dst_local))
+    form = lazy_rows.compose_form(lambda: _plan_source(src_local, dst_local), buf, (src_local, dst_local))
     if form is None:
         return None
     even = layout.even_rows(src)
