@@ -36,8 +36,8 @@ from ir.types import DmType, Type
 
 from backends.cpu import layout, lazy_rows, moves_strided, row_classes
 from backends.cpu.keys import (  # re-exported: the keys are this module's matching
-    KeySpace, _looked_up, _outer, _parts, joint_frag, key_blocks, key_dtype, key_space, live_cells, logical_keys, logical_pad,
-    looked_up_at, padding,
+    KeySpace, RadixWhere, _looked_up, _outer, _parts, joint_frag, key_blocks, key_dtype, key_space, live_cells, logical_keys, logical_pad,
+    looked_up_at, padding, radix_where,
 )
 from backends.cpu.lazy_rows import LazyRows
 from backends.cpu.lru import MISSING, Lru
@@ -60,14 +60,18 @@ class MovePlan:
 _WHERE_BLOCK = 1 << 16  # source positions keyed at once by `_where`
 
 
-def _where(space: KeySpace, src_levels: tuple[Mapping, ...], narrow: bool) -> np.ndarray:
+def _where(space: KeySpace, src_levels: tuple[Mapping, ...], narrow: bool) -> np.ndarray | RadixWhere:
     """Key -> a source position holding it (-1: none; several hold the same value, the
-    last in flat order is named), int32 when `narrow` and every source position fits. The
+    last in flat order is named), int32 when `narrow` and every source position fits; as
+    arithmetic (`keys.RadixWhere`) when the source holds every key once, digit for digit. The
     source's keys are made a block at a time (`key_blocks`): a DM tensor's source of every
     slice, padding slices included, is never keyed at once."""
     parts, dtype = _parts(src_levels, space), key_dtype(space)
     n = math.prod(mp.size for mp in src_levels)
     wide = not narrow or n > np.iinfo(np.int32).max
+    found = None if parts is None else radix_where(parts, space.size, np.int64 if wide else np.int32)
+    if found is not None:  # every key once, digit for digit: the positions by arithmetic, no table
+        return found
     where = np.full(space.size, -1, np.int64 if wide else np.int32)
     if parts is None:
         blocks = iter([(0, *logical_keys(src_levels, space))])
