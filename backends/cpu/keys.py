@@ -6,7 +6,7 @@ padding flags of its spatial levels for its live rows."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import attrs
 import numpy as np
@@ -19,7 +19,7 @@ from ir.mapping.nodes import Mapping, pair_all
 from ir.mapping.ops import DigitRange
 
 __all__ = ["KeySpace", "LiveCells", "RadixWhere", "radix_where", "joint_frag", "key_blocks", "key_space", "key_dtype", "live_cells", "logical_keys", "logical_pad",
-           "looked_up_at", "padding"]
+           "looker", "padding"]
 
 
 @attrs.frozen
@@ -225,24 +225,33 @@ def key_blocks(parts: list[tuple[np.ndarray, np.ndarray | None]], dtype: np.dtyp
                np.logical_or.outer(head_pad[r0:r1], tail_pad).reshape(-1))
 
 
-def looked_up_at(levels: tuple[Mapping, ...], space: KeySpace, where: np.ndarray,
-                 flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """`_looked_up` at the flat positions `flat` only: each position's digits over the
-    factor grid (the last fastest, as `_outer`) pick its key and padding flag part by part."""
+def looker(levels: tuple[Mapping, ...], space: KeySpace,
+           where: np.ndarray) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """`_looked_up` at given flat positions only, as a function of the positions: each
+    position's digits over the factor grid (the last fastest, as `_outer`) pick its key and
+    padding flag part by part; the levels' factor form is found once (a plan is asked a
+    block of positions at a time: issue 61, the first run)."""
     parts, dtype = _parts(levels, space), key_dtype(space)
     if parts is None:
-        keys, pad = _cell_keys(levels, space, np.asarray(flat, np.int64))
-        return where[keys], pad
-    keys, pad = np.zeros(len(flat), dtype), np.zeros(len(flat), bool)
+        def by_cells(flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            keys, pad = _cell_keys(levels, space, np.asarray(flat, np.int64))
+            return where[keys], pad
+        return by_cells
+    parts = [(k.astype(dtype, copy=False), p) for k, p in parts]
     total = math.prod(len(k) for k, _ in parts)
-    rest = np.array(flat, np.int32 if total <= np.iinfo(np.int32).max else np.int64)
-    for k, p in reversed(parts):  # one digit at a time, the fastest first
-        digit = rest % len(k)
-        rest //= len(k)
-        keys += k.astype(dtype, copy=False)[digit]
-        if p is not None:
-            pad |= p[digit]
-    return where[keys], pad
+    narrow = np.int32 if total <= np.iinfo(np.int32).max else np.int64
+
+    def at(flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        keys, pad = np.zeros(len(flat), dtype), np.zeros(len(flat), bool)
+        rest = np.array(flat, narrow)
+        for k, p in reversed(parts):  # one digit at a time, the fastest first
+            digit = rest % len(k)
+            rest //= len(k)
+            keys += k[digit]
+            if p is not None:
+                pad |= p[digit]
+        return where[keys], pad
+    return at
 
 
 @attrs.frozen

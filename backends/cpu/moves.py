@@ -37,7 +37,7 @@ from ir.types import DmType, Type
 from backends.cpu import layout, lazy_rows, moves_strided, row_classes
 from backends.cpu.keys import (  # re-exported: the keys are this module's matching
     KeySpace, RadixWhere, _looked_up, _outer, _parts, joint_frag, key_blocks, key_dtype, key_space, live_cells, logical_keys, logical_pad,
-    looked_up_at, padding, radix_where,
+    looker, padding, radix_where,
 )
 from backends.cpu.lazy_rows import LazyRows
 from backends.cpu.lru import MISSING, Lru
@@ -153,9 +153,10 @@ def planner(src_levels: tuple[Mapping, ...],
     a block of positions at a time, no array of every destination position is made."""
     space = key_space(joint_frag(src_levels))
     where = _where(space, src_levels, narrow=True)
+    looked = looker(dst_levels, space, where)
 
     def at(flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        index, pad = looked_up_at(dst_levels, space, where, flat)
+        index, pad = looked(flat)
         _check_found(index, ~pad, "move", src_levels, dst_levels)
         return index, ~pad
     return at
@@ -283,8 +284,10 @@ def _plan_source(src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, ...
 def _source(src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, ...], space: KeySpace,
             where: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
     """The input position each of the output positions `flat` reads (live ones only)."""
+    at = looker(dst_levels, space, where)
+
     def source(flat: np.ndarray) -> np.ndarray:
-        index, _ = looked_up_at(dst_levels, space, where, flat)
+        index, _ = at(flat)
         _check_found(index, np.ones(len(index), bool), "move", src_levels, dst_levels)
         return index
     return source
