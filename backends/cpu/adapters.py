@@ -27,10 +27,12 @@ __all__ = [
 ]
 
 
-_BLOCK = 1 << 18
+_BLOCK = 1 << 15
 """Cells a conversion takes at a time: its temporaries (several of the buffer's size in
-int64/uint32, ir/float_bits.py) stay a few MiB on a buffer of any size (issue 61,
-first-run memory: a padded 16 MiB buffer took 16 MiB temporaries)."""
+int64/uint32, ir/float_bits.py) stay about 1 MiB on a buffer of any size (issue 61,
+first-run memory: a padded 16 MiB buffer took 16 MiB temporaries; 2^18 cells still made
+6 MiB of them when a bf16 kernel's 4 MiB result was cast; blocks of 2^15 cells convert as
+fast, the temporaries in cache)."""
 
 
 def _convert(buf: np.ndarray, src: DType, dst: DType, stage: str, **kw: int) -> np.ndarray:

@@ -84,7 +84,7 @@ class Arena:
         note says (the executor never writes a buffer after its maker returned)."""
         dtype = np.dtype(dtype)
         nbytes = math.prod(shape) * dtype.itemsize
-        pool = self.free.get(nbytes) or []
+        pool = self.free.get(nbytes) or (self._larger(nbytes) if note is None else [])
         kept = [i for i, r in enumerate(pool) if note is not None and self.notes.get(id(r)) == note]
         plain = [i for i, r in enumerate(pool) if id(r) not in self.notes]  # else one whose note no one needs now
         raw = pool.pop((kept or plain or [-1])[-1]) if pool else np.empty(nbytes, np.uint8)
@@ -94,7 +94,17 @@ class Arena:
             self.notes.pop(id(raw), None)
         else:
             self.notes[id(raw)] = note
-        return raw.view(dtype).reshape(shape), bool(kept)
+        return raw[:nbytes].view(dtype).reshape(shape), bool(kept)
+
+    def _larger(self, nbytes: int) -> list[np.ndarray]:
+        """The free buffers of the smallest size above `nbytes`, up to twice it, that holds one
+        with no note: a request of a size none is free of takes the first bytes of one (a
+        first run's scratch given back is used again by the run's next requests of another
+        size instead of staying idle beside new memory: issue 61, first-run memory; the
+        runs after take the same buffers, in the same order)."""
+        sizes = sorted(n for n, pool in self.free.items()
+                       if nbytes < n <= 2 * nbytes and any(id(r) not in self.notes for r in pool))
+        return self.free[sizes[0]] if sizes else []
 
     def give_back(self, raw: np.ndarray) -> bool:
         """Make `raw`, handed out in this run and no longer read, free for this run's next

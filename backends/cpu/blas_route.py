@@ -19,7 +19,7 @@ from backends.cpu import contract_jit, moves_strided
 from backends.cpu.lru import ByObject, Lru
 from backends.cpu.distinct import distinct_values
 
-__all__ = ["Grouping", "Route", "grouped_spread", "grouping", "placed", "route", "spread"]
+__all__ = ["Grouping", "Route", "grouped_spread", "grouping", "placed", "route", "spread", "spread_placed"]
 
 _SOURCES: ByObject[tuple[int, np.ndarray | None]] = ByObject()
 """`_source_cells` per result-cell array `dest` of a plan."""
@@ -171,6 +171,29 @@ def placed(acc: np.ndarray, dest: np.ndarray, cells: int) -> np.ndarray:
     else:
         out = np.take(acc.reshape(acc.shape[0], -1), found[1], axis=1)
     np.add(out, np.float32(0), out=out)
+    return out
+
+
+_SPREAD_BLOCK = 1 << 20
+"""Bytes of result rows `spread_placed` spreads and places at once."""
+
+
+def spread_placed(products: np.ndarray, how: Route, ca: np.ndarray, cw: np.ndarray, dest: np.ndarray,
+                  cells: int) -> np.ndarray:
+    """`placed(spread(products, how, ca, cw), dest, cells)`; a "whole" route's spread a block
+    of rows at a time when the placing is one take: no copy of every row's products beside
+    the products and the result (issue 61, first-run memory: 4 MiB on drawn_s1_3)."""
+    found = _SOURCES.get(dest)
+    if found is None:
+        found = _SOURCES.put(dest, _source_cells(dest, cells))
+    if how.kind != "whole" or found[0] != cells or found[1] is None:
+        return placed(spread(products, how, ca, cw), dest, cells)
+    out = np.empty((len(ca), cells), np.float32)
+    step = max(1, _SPREAD_BLOCK // (4 * cells))
+    for lo in range(0, len(ca), step):
+        part = spread(products, how, ca[lo:lo + step], cw[lo:lo + step])
+        np.take(part.reshape(part.shape[0], -1), found[1], axis=1, out=out[lo:lo + step], mode="clip")
+    np.add(out, np.float32(0), out=out)  # a -0 BLAS left made the chip's +0, as `placed`
     return out
 
 

@@ -84,6 +84,16 @@ class Outer:
         return _copied(self.trf_src)
 
     @functools.cached_property
+    def tidx(self) -> np.ndarray:
+        """The plan's TRF cell of every (lane, out_time, out_packet) cell, made once per run
+        by the paths that read it per cell (the plan holds it per digit)."""
+        return self.plan.tidx
+
+    @functools.cached_property
+    def live(self) -> np.ndarray | None:
+        return self.plan.live
+
+    @functools.cached_property
     def stream(self) -> np.ndarray:
         return _widened(self.stream_rows, self.stream_dtype)
 
@@ -94,10 +104,10 @@ class Outer:
     def products(self, lo: int, hi: int) -> np.ndarray:
         """X[packet, lane, lo:hi, rows]; padding cells are +0 (they contribute nothing)."""
         a = self.stream[self.plan.sidx[lo:hi].T][:, None]  # (Q, 1, steps, rows)
-        b = self.trf[self.plan.tidx[:, lo:hi].transpose(2, 0, 1)]  # (Q, L, steps, rows)
+        b = self.trf[self.tidx[:, lo:hi].transpose(2, 0, 1)]  # (Q, L, steps, rows)
         x = ca.fmul(a, b) if self.is_float else a * b
-        if self.plan.live is not None:
-            live = self.plan.live[:, lo:hi].transpose(2, 0, 1)[..., None]
+        if self.live is not None:
+            live = self.live[:, lo:hi].transpose(2, 0, 1)[..., None]
             x = np.where(live, x, np.zeros((), x.dtype))
         return x
 
@@ -253,7 +263,7 @@ def serial_fold(packed: Packed, order: np.ndarray, skip: np.ndarray, result: CSt
     of `contract_time` (`order[r, s]`: the pre-reduce time step added into slot `s` at reduced
     step `r`; `skip`: that step is padding)."""
     outer = packed.outer
-    plan = outer.plan
+    plan, tidx, live_cells = outer.plan, outer.tidx, outer.live
     group = 2 ** packed.depth
     t_in = outer.type
     cols = min(packed.n2, t_in.packet.size // group)
@@ -266,9 +276,9 @@ def serial_fold(packed: Packed, order: np.ndarray, skip: np.ndarray, result: CSt
             steps, keep = order[r], ~skip[r]
             for q in range(cols * group):
                 a = stream[:, plan.sidx[steps, q]]  # (rows, slots)
-                b = trf[:, plan.tidx[:, steps, q]]  # (rows, lane, slots)
+                b = trf[:, tidx[:, steps, q]]  # (rows, lane, slots)
                 x = a[:, None, :] * b
-                live = keep[None, :] if plan.live is None else keep[None, :] & plan.live[:, steps, q]
+                live = keep[None, :] if live_cells is None else keep[None, :] & live_cells[:, steps, q]
                 column = acc[..., q // group]
                 column[...] = np.where(live[None], column + x, column)
     return layout.from_rows(acc, result)

@@ -219,7 +219,7 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
             np.take(products.reshape(-1), route.index, out=out, mode="clip")  # valid indices: no buffered copy
             np.add(out, np.float32(0), out=out)
     else:
-        out = blas_route.placed(blas_route.spread(products, route, ca, cw), plan.dest, plan.out_cells)
+        out = blas_route.spread_placed(products, route, ca, cw, plan.dest, plan.out_cells)
     if route.kind == "whole":
         arena.give_back(products)
     return out

@@ -29,48 +29,18 @@ import attrs
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ir.errors import InternalError
 from ir.mapping.nodes import Mapping
 from ir.rules.time_reduction import time_reduction
 
 from backends.cpu import layout, moves, moves_strided
 from backends.cpu.gathers import Gather, _affine, _coord
 from backends.cpu.distinct import distinct_values
+from backends.cpu.grid_view import on_grid
+from backends.cpu.outer_plan import OuterPlan, _outer_plan
 
-__all__ = ["Gather", "Plan", "plan"]
+__all__ = ["Gather", "OuterPlan", "Plan", "plan"]
 
 KEPT = ("lane", "keep", "col")
-
-
-@attrs.frozen
-class OuterPlan:
-    """Where every cell of `[Lane, out_time, out_packet]` reads its operands: `sidx`
-    (out_time, out_packet) into the per-slice stream `(T, P)` (int32 when it fits), `tidx` (lane, out_time,
-    out_packet) into the per-slice TRF `(Lane, Element)` (int32 when the TRF's cells allow:
-    it is kept per key, issue 61), `live` False on padding."""
-
-    sidx: np.ndarray
-    tidx: np.ndarray
-    live: np.ndarray | None
-
-
-@functools.lru_cache(maxsize=64)
-def _outer_plan(t_size: int, p_size: int, tiling: int, pack: int, flit: int,
-                lane: Mapping, element: Mapping, out_time: Mapping, out_packet: Mapping) -> OuterPlan:
-    o = np.arange(out_time.size, dtype=np.int64)[:, None]
-    q = np.arange(out_packet.size, dtype=np.int64)[None, :]
-    t = (o // tiling) * pack + q // flit  # docs/machine/contraction.md: the stream time step
-    if t.max() >= t_size or flit > p_size:
-        raise InternalError("contract_outer: the stream adapter reads past the stream")
-    sidx = t * p_size + q % flit  # kept in the cache: int32 when the stream's cells allow (issue 61)
-    if t_size * p_size <= np.iinfo(np.int32).max:
-        sidx = sidx.astype(np.int32)
-    trf_levels, pre_levels = (lane, element), (lane, out_time, out_packet)
-    space = moves.key_space(moves.joint_frag(trf_levels))  # the levels' own past the table limit
-    plan = moves.match_keys(space, trf_levels, pre_levels, "contract_outer", narrow=True)  # int32: kept in the cache
-    shape = (lane.size, out_time.size, out_packet.size)
-    live = None if plan.live is None else plan.live.reshape(shape)
-    return OuterPlan(sidx, plan.index.reshape(shape), live)
 
 
 @attrs.frozen(eq=False)
@@ -156,7 +126,10 @@ class Split:
 
 
 def _squeeze(arr: np.ndarray, drop: frozenset[int] = frozenset()) -> np.ndarray:
-    """`arr` with every digit it does not depend on (or in `drop`) reduced to size 1."""
+    """`arr` with every digit it does not depend on (or in `drop`) reduced to size 1; the
+    digits it is broadcast along (stride 0) first, without comparing (a grid view's: then
+    the comparisons read the cells that vary only)."""
+    arr = arr[tuple(slice(0, 1) if arr.strides[k] == 0 or k in drop else slice(None) for k in range(arr.ndim))]
     for k in range(arr.ndim):
         if arr.shape[k] > 1:
             first = arr.take([0], axis=k)
@@ -229,14 +202,28 @@ def _cells(op, grid: Grid, pre: Mapping, out: Mapping, g: int, n2: int,
         return None
     if not np.array_equal(np.sort(slot.reshape(-1)), np.arange(out.size)):
         return None
-    pad = None if op.live is None else _squeeze(~op.live[lane, o, q])
-    if pad is not None and not pad.any():
-        pad = None
+    sizes, (_, o_size, q_size) = grid.sizes, op.shape
+    steps = tuple(_flat_step(d, o_size * q_size, q_size, g) for d in grid.digits)  # in (lane, out_time, out_packet)
+    pad = None
+    if op.live_at is not None:
+        pad = ~_squeeze(on_grid(op.live_at, steps, sizes))
+        pad = pad if pad.any() else None
     pre_pad = moves.logical_pad((pre,))
     skip = _squeeze(pre_pad[o]) if pre_pad.any() else None
     dest = lane * (out.size * n2) + slot * n2 + grid.total(("col",), lambda d: 1)
-    t_idx = op.tidx[lane, o, q]  # int32 when the TRF's cells allow (so is `sidx`), the gathers too
-    return Cells(_squeeze(op.sidx[o, q], drop_a), _squeeze(t_idx, drop_w), pad, skip, dest)
+    s_steps = tuple(0 if d.kind == "lane" else st for d, st in zip(grid.digits, steps))  # no lane in `sidx`
+    return Cells(_squeeze(on_grid(op.sidx, s_steps, sizes), drop_a),  # views: no index array of every
+                 _squeeze(on_grid(op.trf_at, steps, sizes), drop_w), pad, skip, dest)  # grid point (issue 61)
+
+
+def _flat_step(d: Digit, lane: int, time: int, col: int) -> int:
+    """A grid digit's step in the flat (lane, out_time, out_packet) position, given the
+    steps of a lane, of an out_time step and of a column (`_cells`' `lane`, `o`, `q`)."""
+    if d.kind == "lane":
+        return lane
+    if d.kind in ("keep", "red"):
+        return d.time * time
+    return col if d.kind == "col" else d.leaf
 
 
 def _split(grid: Grid, cells: Cells) -> Split:

@@ -6,7 +6,7 @@ padding flags of its spatial levels for its live rows."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import attrs
 import numpy as np
@@ -18,8 +18,8 @@ from ir.mapping.factors import AxisFactor, Factor, PaddingFactor, RaggedFactor
 from ir.mapping.nodes import Mapping, pair_all
 from ir.mapping.ops import DigitRange
 
-__all__ = ["KeySpace", "LiveCells", "joint_frag", "key_blocks", "key_space", "key_dtype", "live_cells", "logical_keys", "logical_pad",
-           "looked_up_at", "padding"]
+__all__ = ["KeySpace", "LiveCells", "RadixWhere", "radix_where", "joint_frag", "key_blocks", "key_space", "key_dtype", "live_cells", "logical_keys", "logical_pad",
+           "looker", "padding"]
 
 
 @attrs.frozen
@@ -225,24 +225,78 @@ def key_blocks(parts: list[tuple[np.ndarray, np.ndarray | None]], dtype: np.dtyp
                np.logical_or.outer(head_pad[r0:r1], tail_pad).reshape(-1))
 
 
-def looked_up_at(levels: tuple[Mapping, ...], space: KeySpace, where: np.ndarray,
-                 flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """`_looked_up` at the flat positions `flat` only: each position's digits over the
-    factor grid (the last fastest, as `_outer`) pick its key and padding flag part by part."""
+def looker(levels: tuple[Mapping, ...], space: KeySpace,
+           where: np.ndarray) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """`_looked_up` at given flat positions only, as a function of the positions: each
+    position's digits over the factor grid (the last fastest, as `_outer`) pick its key and
+    padding flag part by part; the levels' factor form is found once (a plan is asked a
+    block of positions at a time: issue 61, the first run)."""
     parts, dtype = _parts(levels, space), key_dtype(space)
     if parts is None:
-        keys, pad = _cell_keys(levels, space, np.asarray(flat, np.int64))
-        return where[keys], pad
-    keys, pad = np.zeros(len(flat), dtype), np.zeros(len(flat), bool)
+        def by_cells(flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            keys, pad = _cell_keys(levels, space, np.asarray(flat, np.int64))
+            return where[keys], pad
+        return by_cells
+    parts = [(k.astype(dtype, copy=False), p) for k, p in parts]
     total = math.prod(len(k) for k, _ in parts)
-    rest = np.array(flat, np.int32 if total <= np.iinfo(np.int32).max else np.int64)
-    for k, p in reversed(parts):  # one digit at a time, the fastest first
-        digit = rest % len(k)
-        rest //= len(k)
-        keys += k.astype(dtype, copy=False)[digit]
-        if p is not None:
-            pad |= p[digit]
-    return where[keys], pad
+    narrow = np.int32 if total <= np.iinfo(np.int32).max else np.int64
+
+    def at(flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        keys, pad = np.zeros(len(flat), dtype), np.zeros(len(flat), bool)
+        rest = np.array(flat, narrow)
+        for k, p in reversed(parts):  # one digit at a time, the fastest first
+            digit = rest % len(k)
+            rest //= len(k)
+            keys += k[digit]
+            if p is not None:
+                pad |= p[digit]
+        return where[keys], pad
+    return at
+
+
+@attrs.frozen
+class RadixWhere:
+    """The key -> source position table of `moves._where` as arithmetic, for a source whose
+    factor digits each add `step` x digit to the key and whose keys are every value of the
+    space once (no padding, no broadcast, the key steps a mixed radix): a key's digits are
+    then the position's. `where[keys]` gives the positions, `dtype` theirs; no table of the
+    whole key space is made (issue 61, first-run memory: a DMA from a 512 Ki-cell i8
+    tensor made a 2 MiB int32 table, 4x the tensor)."""
+
+    digits: tuple[tuple[int, int, int], ...]   # (key step, extent, position step), key steps ascending
+    dtype: np.dtype
+
+    def __getitem__(self, keys: np.ndarray) -> np.ndarray:
+        keys = np.asarray(keys)
+        out = np.zeros(keys.shape, self.dtype)
+        for step, extent, position in self.digits:
+            out += (keys // step % extent * position).astype(self.dtype, copy=False)
+        return out
+
+
+def radix_where(parts: Sequence[tuple[np.ndarray, np.ndarray | None]], size: int,
+                dtype: np.dtype) -> RadixWhere | None:
+    """`RadixWhere` of a source whose factor digits are `parts` (`_parts`, C order over them
+    its flat order) in a key space of `size` keys, or None when its keys are no such
+    permutation of its positions."""
+    digits, position = [], 1
+    for keys, pad in reversed(parts):
+        extent = len(keys)
+        if pad is not None and pad.any():
+            return None
+        if extent > 1:
+            step = int(keys[1]) - int(keys[0])
+            if keys[0] != 0 or step <= 0 or not np.array_equal(keys, np.arange(extent, dtype=np.int64) * step):
+                return None
+            digits.append((step, extent, position))
+        position *= extent
+    digits.sort()
+    radix = 1
+    for step, extent, _ in digits:
+        if step != radix:
+            return None
+        radix *= extent
+    return RadixWhere(tuple(digits), np.dtype(dtype)) if radix == size else None
 
 
 @attrs.frozen

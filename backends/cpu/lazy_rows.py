@@ -25,7 +25,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from backends.cpu.gathers import Gather, _affine
 from backends.cpu.lru import MISSING, Lru
-from backends.cpu.moves_strided import StridedForm, _dims, apply_form
+from backends.cpu.moves_strided import StridedForm, _Column, _dims, _live_positions, apply_form
 
 __all__ = ["LazyRows", "lazy_or_copy", "materialize", "compose_form", "gather_view",
            "base_gather"]
@@ -90,9 +90,28 @@ def materialize(buf):
     return buf
 
 
-@functools.lru_cache(maxsize=32)
-def _offsets(form: StridedForm, n_dst: int, item: int) -> np.ndarray:
-    """Byte offset, within a base row, of every output cell of a full `form`."""
+def _offsets(form: StridedForm, n_dst: int, item: int, cells: np.ndarray | None = None) -> np.ndarray:
+    """Byte offset, within a base row, of the output cells `cells` (default: every cell)
+    of a full `form`: each cell's digits over the form's grid, found from the cell (the
+    grid's output strides, sorted, are a mixed radix of the cells), times their input
+    strides; no table of every cell is made or kept for a few cells (issue 61, first-run
+    memory). A grid that is no mixed radix is tabulated."""
+    cells = np.arange(n_dst, dtype=np.int64) if cells is None else cells
+    digits = sorted((p, n, v) for n, p, v in zip(form.extents, form.pstrides, form.vstrides) if n > 1)
+    step = 1
+    for p, n, _ in digits:
+        if p != step:
+            return _offset_table(form, n_dst, item)[cells]
+        step *= n
+    out = np.full(cells.shape, form.v0 * item, np.int64)
+    for p, n, v in digits:
+        out += (cells // p % n) * v
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _offset_table(form: StridedForm, n_dst: int, item: int) -> np.ndarray:
+    """`_offsets` of every cell, as a table (a grid whose output strides are no mixed radix)."""
     out = np.zeros(n_dst, np.int64)
     grid = as_strided(out, form.extents, tuple(p * 8 for p in form.pstrides))
     acc = np.full((1,) * len(form.extents), form.v0 * item, np.int64)
@@ -107,27 +126,35 @@ def _offsets(form: StridedForm, n_dst: int, item: int) -> np.ndarray:
 _COMPOSED = Lru(512)
 
 
-def compose_form(get_plan, lazy: LazyRows, key: tuple) -> StridedForm | None:
-    """The strided form, relative to `lazy.base`, of the move plan `get_plan()` (its
-    `index` and `live`) read from `lazy`; None when it is not affine. Cached by `key` (the
-    plan's levels) and the lazy form, so the plan is made on the first call only."""
+def compose_form(get_source, lazy: LazyRows, key: tuple) -> StridedForm | None:
+    """The strided form, relative to `lazy.base`, of a move read from `lazy`; None when it
+    is not affine. `get_source()` gives the move's plan as (`source(positions)`, the lazy
+    buffer's cell each output position reads; the output's size; its live positions or
+    None when all are): asked a block at a time, so no index of every output cell is made
+    (issue 61). Cached by `key` (the plan's levels) and the lazy form, so the plan is made
+    on the first call only."""
     full_key = (key, lazy.form, lazy.n_dst, lazy.base.itemsize)
     found = _COMPOSED.get(full_key, MISSING)
     if found is not MISSING:
         return found
-    plan = get_plan()
-    index, live = plan.index, plan.live
-    pos = np.arange(len(index), dtype=np.int64) if live is None else np.flatnonzero(live)
+    source, n_out, live = get_source()
+    if live is None:
+        n, position = n_out, (lambda k: k)
+    else:
+        pos = _live_positions(live)
+        n, position = len(pos), pos.__getitem__
     form = None
-    if len(pos):
-        offs = _offsets(lazy.form, lazy.n_dst, lazy.base.itemsize)[index[pos]]
-        dims = _dims((pos, offs))
+    if n:
+        item = lazy.base.itemsize
+        cols = (_Column(position, n),
+                _Column(lambda k: _offsets(lazy.form, lazy.n_dst, item, source(position(k))), n))
+        dims = _dims(cols)
         if dims is not None:
             dims = dims[::-1]
-            item = lazy.base.itemsize
+            first = int(cols[1].at(0))
             form = StridedForm(tuple(e for e, _ in dims), tuple(int(s[0]) for _, s in dims),
-                               tuple(int(s[1]) for _, s in dims), int(pos[0]), int(offs[0]) // item,
-                               live is None and int(pos[0]) == 0)
+                               tuple(int(s[1]) for _, s in dims), int(cols[0].at(0)), first // item,
+                               live is None and int(cols[0].at(0)) == 0)
     return _COMPOSED.put(full_key, form)
 
 
@@ -135,7 +162,7 @@ def compose_form(get_plan, lazy: LazyRows, key: tuple) -> StridedForm | None:
 def _affine_cells(form: StridedForm, n_dst: int, item: int, gather) -> tuple[int, tuple[int, ...]] | None:
     """(first byte offset, byte strides) of the cells `gather.index` (C order over
     `gather.shape`) of a lazy buffer with this form, when affine with non-negative strides."""
-    return _affine(_offsets(form, n_dst, item)[gather.index].reshape(gather.shape))
+    return _affine(_offsets(form, n_dst, item, gather.index).reshape(gather.shape))
 
 
 def gather_view(lazy: LazyRows, gather) -> tuple[np.ndarray, tuple[int, ...]] | None:
@@ -158,7 +185,7 @@ def gather_view(lazy: LazyRows, gather) -> tuple[np.ndarray, tuple[int, ...]] | 
 
 @functools.lru_cache(maxsize=256)
 def _base_gather(form: StridedForm, n_dst: int, item: int, gather):
-    index = _offsets(form, n_dst, item)[gather.index] // item
+    index = _offsets(form, n_dst, item, gather.index) // item
     found = _affine(index.reshape(gather.shape)) if index.size else None
     offset, strides = found if found is not None else (None, None)
     return Gather(gather.digits, gather.shape, gather.groups, index, offset, strides)

@@ -36,15 +36,15 @@ from ir.types import DmType, Type
 
 from backends.cpu import layout, lazy_rows, moves_strided, row_classes
 from backends.cpu.keys import (  # re-exported: the keys are this module's matching
-    KeySpace, _looked_up, _parts, joint_frag, key_blocks, key_dtype, key_space, live_cells, logical_keys, logical_pad,
-    looked_up_at, padding,
+    KeySpace, RadixWhere, _looked_up, _outer, _parts, joint_frag, key_blocks, key_dtype, key_space, live_cells, logical_keys, logical_pad,
+    looker, padding, radix_where,
 )
 from backends.cpu.lazy_rows import LazyRows
 from backends.cpu.lru import MISSING, Lru
 
 __all__ = [
     "KeySpace", "MovePlan", "key_space", "logical_keys", "logical_pad", "move_plan",
-    "match_keys", "plan_at", "move_global", "broadcast_copies", "move_local", "lazy_live_rows", "trim", "strided_form_of", "gather_rows",
+    "match_keys", "match_factored", "plan_at", "move_global", "broadcast_copies", "move_local", "lazy_live_rows", "trim", "strided_form_of", "gather_rows",
 ]
 
 
@@ -60,14 +60,18 @@ class MovePlan:
 _WHERE_BLOCK = 1 << 16  # source positions keyed at once by `_where`
 
 
-def _where(space: KeySpace, src_levels: tuple[Mapping, ...], narrow: bool) -> np.ndarray:
+def _where(space: KeySpace, src_levels: tuple[Mapping, ...], narrow: bool) -> np.ndarray | RadixWhere:
     """Key -> a source position holding it (-1: none; several hold the same value, the
-    last in flat order is named), int32 when `narrow` and every source position fits. The
+    last in flat order is named), int32 when `narrow` and every source position fits; as
+    arithmetic (`keys.RadixWhere`) when the source holds every key once, digit for digit. The
     source's keys are made a block at a time (`key_blocks`): a DM tensor's source of every
     slice, padding slices included, is never keyed at once."""
     parts, dtype = _parts(src_levels, space), key_dtype(space)
     n = math.prod(mp.size for mp in src_levels)
     wide = not narrow or n > np.iinfo(np.int32).max
+    found = None if parts is None else radix_where(parts, space.size, np.int64 if wide else np.int32)
+    if found is not None:  # every key once, digit for digit: the positions by arithmetic, no table
+        return found
     where = np.full(space.size, -1, np.int64 if wide else np.int32)
     if parts is None:
         blocks = iter([(0, *logical_keys(src_levels, space))])
@@ -109,6 +113,32 @@ def match_keys(space: KeySpace, src_levels: tuple[Mapping, ...],
     return MovePlan(index, live)
 
 
+def match_factored(space: KeySpace, src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, ...],
+                   what: str) -> MovePlan:
+    """`match_keys` (narrow) with one axis per digit of the destination's joint factor form
+    (C order over them is its flat order): `index` and `live` are read-only broadcast views
+    holding one value along every digit that neither the key nor the padding depends on,
+    so a table whose key ignores most of its digits (a contraction's TRF index, repeated
+    over the stream's time loops) costs the cells it does depend on (issue 61, first-run
+    memory). One axis of every cell when the factor form is past the table limit."""
+    parts = _parts(dst_levels, space)
+    if parts is None:
+        return match_keys(space, src_levels, dst_levels, what, narrow=True)
+    shape = tuple(len(k) for k, _ in parts)
+    used = [bool(k.any()) or (p is not None and bool(p.any())) for k, p in parts]
+    small = [(k, p) if u else (k[:1], None) for (k, p), u in zip(parts, used)]
+    where = _where(space, src_levels, narrow=True)
+    keys, pad = _outer(small, key_dtype(space))
+    index = where[keys]
+    del where, keys
+    live = ~pad
+    _check_found(index, live, what, src_levels, dst_levels)
+    index[pad] = 0
+    cut = tuple(n if u else 1 for n, u in zip(shape, used))
+    index = np.broadcast_to(index.reshape(cut), shape)
+    return MovePlan(index, None if live.all() else np.broadcast_to(live.reshape(cut), shape))
+
+
 def plan_at(src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, ...],
             flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The move plan at the destination's flat positions `flat` only: (the source position
@@ -123,9 +153,10 @@ def planner(src_levels: tuple[Mapping, ...],
     a block of positions at a time, no array of every destination position is made."""
     space = key_space(joint_frag(src_levels))
     where = _where(space, src_levels, narrow=True)
+    looked = looker(dst_levels, space, where)
 
     def at(flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        index, pad = looked_up_at(dst_levels, space, where, flat)
+        index, pad = looked(flat)
         _check_found(index, ~pad, "move", src_levels, dst_levels)
         return index, ~pad
     return at
@@ -235,6 +266,33 @@ def _uncached_plan(src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, .
     return plan
 
 
+def _plan_source(src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, ...]):
+    """The move plan as `lazy_rows.compose_form` asks it: (`source(positions)`, the input
+    position each output position reads; the output's size; its live mask, None when every
+    cell is live). The cached plan's index when the gather made one; otherwise the source's
+    key table and the output's keys a block of positions at a time (`_source`): no index of
+    every output cell (issue 61, first-run memory)."""
+    plan = _PLANS.get((src_levels, dst_levels))
+    if plan is not None:
+        return plan.index.__getitem__, len(plan.index), plan.live
+    space = key_space(joint_frag(src_levels))
+    pad = padding(dst_levels, space)
+    return _source(src_levels, dst_levels, space, _where(space, src_levels, narrow=True)), len(pad), \
+        (~pad if pad.any() else None)
+
+
+def _source(src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, ...], space: KeySpace,
+            where: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """The input position each of the output positions `flat` reads (live ones only)."""
+    at = looker(dst_levels, space, where)
+
+    def source(flat: np.ndarray) -> np.ndarray:
+        index, _ = at(flat)
+        _check_found(index, np.ones(len(index), bool), "move", src_levels, dst_levels)
+        return index
+    return source
+
+
 def strided_form_of(rows: np.ndarray, src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, ...],
                     plan: MovePlan | None = None, key: tuple | None = None) -> moves_strided.StridedForm | None:
     """The strided form of the move of `rows` (n_rows, *src level sizes; any strides), or
@@ -259,18 +317,13 @@ def strided_form_of(rows: np.ndarray, src_levels: tuple[Mapping, ...], dst_level
             _check_found(index, np.ones(len(index), bool), "move", src_levels, dst_levels)
             return index
 
-        def source(flat: np.ndarray) -> np.ndarray:
-            index, _ = looked_up_at(dst_levels, space, where, flat)
-            _check_found(index, np.ones(len(index), bool), "move", src_levels, dst_levels)
-            return index
-
         if cells is not None:   # the live cells as a grid of digits: runs of them without a division per cell
             form = moves_strided.strided_form_cells(cells, held, math.prod(mp.size for mp in dst_levels),
                                                     rows.shape[1:], rows.strides[1:])
         else:
             pad = padding(dst_levels, space)
-            form = moves_strided.strided_form(source, len(pad), ~pad if pad.any() else None, rows.shape[1:],
-                                              rows.strides[1:])
+            form = moves_strided.strided_form(_source(src_levels, dst_levels, space, where), len(pad),
+                                              ~pad if pad.any() else None, rows.shape[1:], rows.strides[1:])
         del where
     moves_strided.FORMS.put(key, form)
     if form is None and own:  # the gather of moves.py needs the plan: made once, kept
@@ -310,7 +363,7 @@ def _lazy_move(buf: LazyRows, src_local: tuple[Mapping, ...], dst: Type, lazy: b
     contraction then gathered the stream by index and copied its 16-fold replay of every
     distinct row out), while they read the DM tensor's layout as a DMA's copies."""
     dst_local = layout.local_levels(dst)
-    form = lazy_rows.compose_form(lambda: _uncached_plan(src_local, dst_local), buf, (src_local, dst_local))
+    form = lazy_rows.compose_form(lambda: _plan_source(src_local, dst_local), buf, (src_local, dst_local))
     if form is None:
         return None
     n_dst = math.prod(mp.size for mp in dst_local)
@@ -333,7 +386,7 @@ def lazy_live_rows(buf: LazyRows, src: Type, dst: Type) -> np.ndarray | None:
     if buf.row_of is not None or buf.base.shape[0] != layout.n_rows(src):
         return None
     src_local, dst_local = layout.local_levels(src), layout.local_levels(dst)
-    form = lazy_rows.compose_form(lambda: _uncached_plan(src_local, dst_local), buf, (src_local, dst_local))
+    form = lazy_rows.compose_form(lambda: _plan_source(src_local, dst_local), buf, (src_local, dst_local))
     if form is None:
         return None
     even = layout.even_rows(src)
