@@ -97,14 +97,11 @@ def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int
     came back and sends new ones, and asks a starting executor (`starting()`: a dask
     scheduler that has not answered yet) whether it can take tasks: a worker waits at most
     one candidate for its next batch, and the cluster gets its first as soon as its
-    scheduler answers. (This process evaluated batches of its own before, and looked at the
-    workers only between them: a worker that finished waited for this process's whole batch,
-    and the cluster for this process's first, two full lowerings, 0.2-0.6 s, against the
-    scheduler's answer in 0.05 s.) Until a makespan is known, while this process looks for
-    one too, each worker gets one small batch at a time (a batch without one lowers its
-    candidates in full until it finds its own or hears of one: the shared best). Whenever a candidate comes back with a better makespan,
-    the queued candidates `drop` prunes (by their bound from their parameters, against the
-    best makespan back so far) leave the queue: they are never sent, nor sized into a batch.
+    scheduler answers. Until a makespan is known, while this process looks for one too,
+    each worker gets one small batch at a time (it lowers its candidates in full until it
+    finds or hears of one). Whenever a candidate comes back with a better makespan, the
+    queued candidates `drop` prunes (by their parameter bound against the best makespan back
+    so far) leave the queue: never sent, nor sized into a batch.
     Once the queue is empty and this process would only wait for the workers' last batches,
     it calls `idle()` before each wait (the tuner emits the leading candidate's artifact
     there, the sweep's one serial step, which it did after the last batch came back)."""
