@@ -8,10 +8,16 @@ and the interpreter, bit for bit.
   weights: the product mask is cut to the axes it varies along, so the zeroed weights are
   no larger than the TRF operand (they were broadcast along the time digit `M % 8`: 8x
   the operand, 24 ms of `np.where` a run of `mlp_down`).
+- A TRF load over two clusters of a stream that knows its equal rows notes them per cluster
+  (it noted them only for a load of one (chip, cluster)), so the bf16 contraction's weight
+  operand does not compare the TRF slices again; and a tile's second contraction of the
+  same TRF rows takes the operand the first widened (the drawn `drawn_s2_7` layout, `16x16
+  of 32x32, 2 clusters`, in small: 2 x 2 slices a cluster, two pieces of the rows).
 """
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -20,6 +26,7 @@ from npu_opt.compile_api import compile_kernel
 from tests.kernel_files import load_source
 from visa import parse_visa
 from visa.interp import contract, execute_inout
+from visa.interp.fast import contract_jit, contract_jit_weights, lazy
 
 _PADDED_ROWS = '''
 from npu_opt import *
@@ -76,3 +83,69 @@ def test_padded_weight_rows_are_zeroed_at_the_operands_size(monkeypatch: pytest.
     y = np.zeros((16, 64), np.int32)
     npu_opt.run(kernel, h, w, y)
     np.testing.assert_array_equal(y, want)
+
+
+_TWO_CLUSTERS = '''
+from npu_opt import *
+
+axes(K=512, M=128, N=64)
+Chip = m("1")
+Cluster = m("M % 128 / 64")
+Slice = m("M % 64 / 32, N % 64 / 32, 1 # 16")
+
+
+@device(chip=1)
+def two_clusters(ctx: Context,
+                 w: HbmTensor[bf16, Chip, m("N, K")],
+                 a: HbmTensor[bf16, Chip, m("M, K")],
+                 out: Mut[HbmTensor[f32, Chip, m("M, N")]]) -> None:
+    w_dm = w.view().to_dm(ctx.tdma, DmTensor[bf16, Chip, Cluster, Slice, m("N % 32, K")])
+    parts = [a.view().tile(m("M % 32 / 16"), 1, m("M / 32, 1 # 2, M % 16, K"), p)
+             .to_dm(ctx.tdma, DmTensor[bf16, Chip, Cluster, Slice, m("M % 16, K")]) for p in range(2)]
+    trf = (ctx.sub.begin(w_dm.view())
+           .fetch(m("N % 8, N / 8 % 4"), m("K"))
+           .collect(m("N % 8, N / 8 % 4, K / 16"), m("K % 16"))
+           .to_trf(m("N % 8"), m("N / 8 % 4, K")))
+    for p, part in enumerate(parts):
+        result = (ctx.main.begin(part.view())
+                  .fetch(m("M % 16, N / 8 % 4"), m("K"))
+                  .collect(m("M % 16, N / 8 % 4, K / 16"), m("K % 16"))
+                  .contract_outer(trf, m("M % 16, N / 8 % 4, K / 16"), m("K % 16"))
+                  .contract_packet(m("1"))
+                  .contract_time(m("M % 16, N / 8 % 4"))
+                  .contract_lane(m("M % 16, N / 8 % 4"), m("N % 8"), LaneMode.INTERLEAVED)
+                  .commit_trim(m("N % 8"))
+                  .commit(m("M % 16, N % 32")))
+        dst = out.view_mut().tile(m("M % 32 / 16"), 1, m("M / 32, 1 #{!} 2, M % 16, N"), p)
+        result.view().to_hbm_view(ctx.tdma, dst)
+'''
+
+
+def test_a_two_cluster_load_notes_its_copies_and_the_operand_is_widened_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    kernel = load_source(_TWO_CLUSTERS, "interp_step_costs_two_clusters").two_clusters
+    rng = np.random.default_rng(4)     # small integers: every sum exact, the matmul path proves it
+    w = rng.integers(-8, 9, (64, 512)).astype(ml_dtypes.bfloat16)
+    a = rng.integers(-8, 9, (128, 512)).astype(ml_dtypes.bfloat16)
+    want = (a.astype(np.float64) @ w.astype(np.float64).T).astype(np.float32)
+    monkeypatch.setenv(contract_jit.ENV, "1")          # the compiled path at this size
+    monkeypatch.setattr(lazy, "LAZY_BYTES", 0)         # the broadcasts held lazily at this size
+    calls: dict[str, list] = {"distinct": [], "operand": [], "blas": []}
+    for module, name in ((contract_jit_weights, "distinct"), (contract_jit, "_weight_operand"),
+                         (contract_jit, "_by_blas")):
+        real = getattr(module, name)
+
+        def spy(*args, real=real, name=name, **kw):
+            out = real(*args, **kw)
+            calls[{"_weight_operand": "operand", "_by_blas": "blas"}.get(name, name)].append(out is not None)
+            return out
+
+        monkeypatch.setattr(module, name, spy)
+    _, finals = execute_inout(parse_visa(compile_kernel(kernel).text), [w, a, np.zeros((128, 64), np.float32)])
+    np.testing.assert_array_equal(finals[-1], want)
+    assert calls["blas"] == [True, True]      # both pieces by the matmuls
+    assert not calls["distinct"]              # the load's note told each cluster's equal slices
+    assert len(calls["operand"]) == 1         # the second piece took the first's widened operand
+    out = np.zeros((128, 64), np.float32)
+    npu_opt.run(kernel, w, a, out)
+    np.testing.assert_array_equal(out, want)

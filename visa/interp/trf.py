@@ -85,9 +85,9 @@ def run_trf_load(op: Any, stream: np.ndarray | Held, rows: Rows, mem: Memory) ->
             _store(split, at, held[_slices(sel)].transpose(order))
         else:       # only some rows stored: each written into the slices that repeat it
             _store_repeats(split, rows.slice[sel], stored[sel], held)
-        if noted is not None and len(rows.slice[sel]) == rows.count:   # one group: visa/interp/fast/copies.py
+        if noted is not None:   # visa/interp/fast/copies.py: the slices this group filled alike
             noted(mem, stream, ("trf", int(chip), int(cluster)), mem.lane_rows(lanes, first, nrows),
-                  np.asarray(rows.slice[sel], np.int64))
+                  np.asarray(rows.slice[sel], np.int64), sel)
     return TrfTensor(op, read_from, lane_bytes)
 
 
