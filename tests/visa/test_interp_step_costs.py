@@ -13,6 +13,8 @@ and the interpreter, bit for bit.
   operand does not compare the TRF slices again; and a tile's second contraction of the
   same TRF rows takes the operand the first widened (the drawn `drawn_s2_7` layout, `16x16
   of 32x32, 2 clusters`, in small: 2 x 2 slices a cluster, two pieces of the rows).
+- A run reads the speed switch's environment variable once (`shortcuts.mode(None)`), not
+  at every shortcut asked (~800 times a run of a batched drawn kernel, ~1 us each).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import npu_opt
 from npu_opt.compile_api import compile_kernel
 from tests.kernel_files import load_source
 from visa import parse_visa
-from visa.interp import contract, execute_inout
+from visa.interp import contract, execute_inout, shortcuts
 from visa.interp.fast import contract_jit, contract_jit_weights, lazy
 
 _PADDED_ROWS = '''
@@ -149,3 +151,29 @@ def test_a_two_cluster_load_notes_its_copies_and_the_operand_is_widened_once(
     out = np.zeros((128, 64), np.float32)
     npu_opt.run(kernel, w, a, out)
     np.testing.assert_array_equal(out, want)
+
+
+def test_a_run_reads_the_switch_from_the_environment_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    reads = []
+
+    class Environ(dict):
+        def get(self, key, default=None):
+            reads.append(key)
+            return super().get(key, default)
+
+    class Os:
+        environ = Environ({shortcuts.ENV: "1"})
+
+    monkeypatch.setattr(shortcuts, "os", Os)
+    kernel = load_source(_PADDED_ROWS, "interp_step_costs_switch").padded_rows
+    art = parse_visa(compile_kernel(kernel).text)
+    rng = np.random.default_rng(6)
+    h = rng.integers(-128, 128, (16, 64), dtype=np.int8)
+    w = rng.integers(-128, 128, (64, 64), dtype=np.int8)
+    want = h.astype(np.int32) @ w.astype(np.int32).T
+    for switch in ("1", "0"):            # each run reads it again: "0" runs the plain path
+        Os.environ[shortcuts.ENV] = switch
+        reads.clear()
+        _, finals = execute_inout(art, [h, w, np.zeros((16, 64), np.int32)])
+        np.testing.assert_array_equal(finals[-1], want)
+        assert reads == [shortcuts.ENV], switch
