@@ -19,6 +19,7 @@ and the interpreter, bit for bit.
 
 from __future__ import annotations
 
+import functools
 import ml_dtypes
 import numpy as np
 import pytest
@@ -63,8 +64,15 @@ def padded_rows(ctx: Context,
 '''
 
 
-def test_padded_weight_rows_are_zeroed_at_the_operands_size(monkeypatch: pytest.MonkeyPatch) -> None:
+@functools.lru_cache(maxsize=1)
+def _padded() -> tuple:
+    """The padded-rows kernel and its parsed artifact (compiled once for two tests)."""
     kernel = load_source(_PADDED_ROWS, "interp_step_costs_padded").padded_rows
+    return kernel, parse_visa(compile_kernel(kernel).text)
+
+
+def test_padded_weight_rows_are_zeroed_at_the_operands_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    kernel, art = _padded()
     rng = np.random.default_rng(3)
     h = rng.integers(-128, 128, (16, 64), dtype=np.int8)
     w = rng.integers(-128, 128, (64, 64), dtype=np.int8)
@@ -77,7 +85,7 @@ def test_padded_weight_rows_are_zeroed_at_the_operands_size(monkeypatch: pytest.
         return out
 
     monkeypatch.setattr(contract.Weights, "read", spy)
-    _, finals = execute_inout(parse_visa(compile_kernel(kernel).text), [h, w, np.zeros((16, 64), np.int32)])
+    _, finals = execute_inout(art, [h, w, np.zeros((16, 64), np.int32)])
     np.testing.assert_array_equal(finals[-1], want)
     # each row's weights: 8 lanes x 16 rows x 64 elements of H, no copy per step of M % 8
     assert sizes and all(masked for _, masked in sizes)
@@ -165,8 +173,7 @@ def test_a_run_reads_the_switch_from_the_environment_once(monkeypatch: pytest.Mo
         environ = Environ({shortcuts.ENV: "1"})
 
     monkeypatch.setattr(shortcuts, "os", Os)
-    kernel = load_source(_PADDED_ROWS, "interp_step_costs_switch").padded_rows
-    art = parse_visa(compile_kernel(kernel).text)
+    _, art = _padded()
     rng = np.random.default_rng(6)
     h = rng.integers(-128, 128, (16, 64), dtype=np.int8)
     w = rng.integers(-128, 128, (64, 64), dtype=np.int8)
