@@ -29,7 +29,7 @@ from npu_opt.compile_api import compile_kernel
 from tests.kernel_files import load_source
 from visa import parse_visa
 from visa.interp import contract, execute_inout, shortcuts
-from visa.interp.fast import contract_jit, contract_jit_weights, lazy
+from visa.interp.fast import contract_jit, contract_jit_weights, copies, lazy
 
 _PADDED_ROWS = '''
 from npu_opt import *
@@ -184,3 +184,20 @@ def test_a_run_reads_the_switch_from_the_environment_once(monkeypatch: pytest.Mo
         _, finals = execute_inout(art, [h, w, np.zeros((16, 64), np.int32)])
         np.testing.assert_array_equal(finals[-1], want)
         assert reads == [shortcuts.ENV], switch
+
+
+def test_a_remembered_value_lasts_until_a_write_meets_its_rows_or_another_is_kept() -> None:
+    notes = copies.CopyNotes()
+    spans = [(("trf", 0, 0), 0, 4), (("trf", 0, 1), 0, 4)]
+    notes.remember(spans, "tag", "widened")
+    assert notes.recall(spans, "tag") == "widened"
+    assert notes.recall(spans, "other") is None and notes.recall(spans[:1] + [(("trf", 0, 1), 0, 5)], "tag") is None
+    notes.forget(("trf", 0, 0), 8, 12)                 # a write of other rows
+    assert notes.recall(spans, "tag") == "widened"
+    notes.forget(("trf", 0, 1), 3, 4)                  # a write of one of its rows, one cluster
+    assert notes.recall(spans, "tag") is None
+    notes.remember(spans, "tag", "first")
+    notes.remember(spans[:1], "tag", "second")         # one value at a time
+    assert notes.recall(spans, "tag") is None and notes.recall(spans[:1], "tag") == "second"
+    notes.clear_dm()                                   # a commit writes the DM only
+    assert notes.recall(spans[:1], "tag") == "second"

@@ -305,8 +305,11 @@ class Memory:
         return data
 
     def run_scratch(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-        """`scratch` kept for the whole run (a value a later program reuses), given back
-        only at `release`."""
+        """`scratch` that outlives its program (a value a later program reuses), until the
+        next `run_scratch` (the arrays before it go back when the program ends) or
+        `release`: one such value at a time."""
+        self._scratch.extend(self._run_scratch)
+        self._run_scratch.clear()
         data = self.scratch(shape, dtype)
         self._scratch.pop()
         self._run_scratch.append(data)

@@ -63,8 +63,10 @@ class CopyNotes:
 
     def remember(self, spans: list[tuple[Key, int, int]], tag: Any, value: Any) -> None:
         """Keep `value`, computed from ranges [lo, hi) of the stores `spans` names alone
-        (and from what `tag` says), until a write meets one of them (nothing with the speed
-        switch off)."""
+        (and from what `tag` says), until a write meets one of them or another value is
+        kept (one at a time: its arrays are `Memory.run_scratch`'s); nothing with the speed
+        switch off."""
+        self._derived.clear()
         if speed.on():
             for key, lo, hi in spans:
                 self._derived.setdefault(key, []).append((lo, hi, tag, value))
