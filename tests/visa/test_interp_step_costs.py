@@ -12,7 +12,9 @@ and the interpreter, bit for bit.
   (it noted them only for a load of one (chip, cluster)), so the bf16 contraction's weight
   operand does not compare the TRF slices again; and a tile's second contraction of the
   same TRF rows takes the operand the first widened (the drawn `drawn_s2_7` layout, `16x16
-  of 32x32, 2 clusters`, in small: 2 x 2 slices a cluster, two pieces of the rows).
+  of 32x32, 2 clusters`, in small: 2 x 2 slices a cluster, two pieces of the rows). The
+  load itself writes each cluster's distinct rows into the slices repeating them, in the
+  TRF's order (it copied every slice's row from the stream: 16 MiB read on `drawn_s2_7`).
 - A run reads the speed switch's environment variable once (`shortcuts.mode(None)`), not
   at every shortcut asked (~800 times a run of a batched drawn kernel, ~1 us each).
 """
@@ -28,7 +30,7 @@ import npu_opt
 from npu_opt.compile_api import compile_kernel
 from tests.kernel_files import load_source
 from visa import parse_visa
-from visa.interp import contract, execute_inout, shortcuts
+from visa.interp import contract, execute_inout, shortcuts, trf
 from visa.interp.fast import contract_jit, contract_jit_weights, copies, lazy
 
 _PADDED_ROWS = '''
@@ -141,13 +143,15 @@ def test_a_two_cluster_load_notes_its_copies_and_the_operand_is_widened_once(
     monkeypatch.setenv(contract_jit.ENV, "1")          # the compiled path at this size
     monkeypatch.setattr(lazy, "LAZY_BYTES", 0)         # the broadcasts held lazily at this size
     calls: dict[str, list] = {"distinct": [], "operand": [], "blas": []}
+    calls.update(periodic=[], store=[])
     for module, name in ((contract_jit_weights, "distinct"), (contract_jit, "_weight_operand"),
-                         (contract_jit, "_by_blas")):
+                         (contract_jit, "_by_blas"), (trf, "_store_periodic"), (trf, "_store")):
         real = getattr(module, name)
 
         def spy(*args, real=real, name=name, **kw):
             out = real(*args, **kw)
-            calls[{"_weight_operand": "operand", "_by_blas": "blas"}.get(name, name)].append(out is not None)
+            calls[{"_weight_operand": "operand", "_by_blas": "blas", "_store_periodic": "periodic",
+                   "_store": "store"}.get(name, name)].append(out is not None)
             return out
 
         monkeypatch.setattr(module, name, spy)
@@ -156,6 +160,9 @@ def test_a_two_cluster_load_notes_its_copies_and_the_operand_is_widened_once(
     assert calls["blas"] == [True, True]      # both pieces by the matmuls
     assert not calls["distinct"]              # the load's note told each cluster's equal slices
     assert len(calls["operand"]) == 1         # the second piece took the first's widened operand
+    # the load: each cluster's 4 slices repeat its first 2 rows (w's two column blocks), each
+    # written from those rows, the stream's copies never read
+    assert len(calls["periodic"]) == 2 and not calls["store"]
     out = np.zeros((128, 64), np.float32)
     npu_opt.run(kernel, w, a, out)
     np.testing.assert_array_equal(out, want)
@@ -201,3 +208,12 @@ def test_a_remembered_value_lasts_until_a_write_meets_its_rows_or_another_is_kep
     assert notes.recall(spans, "tag") is None and notes.recall(spans[:1], "tag") == "second"
     notes.clear_dm()                                   # a commit writes the DM only
     assert notes.recall(spans[:1], "tag") == "second"
+
+
+def test_a_period_only_where_the_rows_repeat_their_first_rows() -> None:
+    sel = np.arange(4, 12)
+    assert trf._period(np.array([0, 1, 2, 3, 4, 5, 4, 5, 4, 5, 4, 5]), sel) == 2
+    assert trf._period(None, sel) is None
+    assert trf._period(np.array([0, 1, 2, 3, 4, 5, 4, 5, 5, 4, 4, 5]), sel) is None     # out of order
+    assert trf._period(np.array([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]), sel) is None   # no repeat
+    assert trf._period(np.array([4, 5, 6, 4, 5, 6, 4, 5]), np.arange(8)) is None      # 8 rows, period 3

@@ -112,6 +112,11 @@ class Held:
         one), else None: every row is."""
         return None
 
+    def equal_rows(self) -> np.ndarray | None:
+        """Each row's first row holding the same values, when known (every row stored or
+        not), else None."""
+        return self.stored_rows()
+
 
 def frozen(value: Any) -> Any:
     """`value` with its arrays (or a tuple's) made read-only: what a record determines is shared."""
