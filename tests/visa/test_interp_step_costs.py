@@ -216,4 +216,4 @@ def test_a_period_only_where_the_rows_repeat_their_first_rows() -> None:
     assert trf._period(None, sel) is None
     assert trf._period(np.array([0, 1, 2, 3, 4, 5, 4, 5, 5, 4, 4, 5]), sel) is None     # out of order
     assert trf._period(np.array([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]), sel) is None   # no repeat
-    assert trf._period(np.array([4, 5, 6, 4, 5, 6, 4, 5]), np.arange(8)) is None      # 8 rows, period 3
+    assert trf._period(np.array([0, 1, 2, 0, 1, 2, 0, 1]), np.arange(8)) is None      # 8 rows, period 3
