@@ -37,6 +37,7 @@ from visa.interp.operands import exact, natural_index, natural_operands, operand
 from visa.interp.plan import Plan, build_plan
 from visa.interp.fast.repeated import Repeated, compact
 from visa.interp.rows import Rows
+from visa.interp.shortcuts import per_record
 from visa.interp.steps import ProgramState, executes
 from visa.interp.trf import TrfTensor, read_weights, weight_rows
 from visa.interp.values import value_dtype, widen
@@ -45,9 +46,13 @@ from ir.words import a_an
 __all__ = ["run_contraction"]
 
 
+@per_record
 def _product_mask(plan: Plan) -> np.ndarray | None:
-    """(lanes, *digits, q): products an integer sum leaves out (padded products, products
-    of a padded packet_reduce column, products of a padded time step)."""
+    """(1, lanes, *digits, columns, leaves): products an integer sum leaves out (padded
+    products, products of a padded packet_reduce column, products of a padded time step),
+    cut to size 1 along every axis it does not vary along (`_narrowed`: zeroing the weights
+    there must not copy them once per step of a digit they do not vary along; once per
+    plan)."""
     mask = None if plan.outer_pad is None else plan.outer_pad.copy()
     shape = (plan.lanes, *plan.digits, plan.q)
     if plan.reduce_pad is not None:
@@ -59,7 +64,18 @@ def _product_mask(plan: Plan) -> np.ndarray | None:
     if plan.time_pad is not None:
         extra = np.broadcast_to(plan.time_pad[None, ..., None], shape)
         mask = extra.copy() if mask is None else mask | extra
-    return mask
+    if mask is None:
+        return None
+    return _narrowed(mask.reshape(1, plan.lanes, *plan.digits, plan.q // plan.g, plan.g))
+
+
+def _narrowed(mask: np.ndarray) -> np.ndarray:
+    """`mask` cut to size 1 along each axis it holds the same values all along (it
+    broadcasts back to the same mask)."""
+    for k in range(mask.ndim):
+        if mask.shape[k] > 1 and _constant_axis(mask, k):
+            mask = mask[(slice(None),) * k + (slice(0, 1),)]
+    return np.ascontiguousarray(mask)
 
 
 def _exact_sum(sa: np.ndarray, wa: np.ndarray, labels: list[int], out: list[int], plan: Plan,
@@ -242,10 +258,7 @@ def run_contraction(outer: Any, reduce: Any, time: Any, stream: np.ndarray | Rep
         terms = plan.g * math.prod(plan.digits_summed())
         acc = FloatPath(plan, s, w, exact([s_range, w_range], terms), rows.count).run()
     else:
-        mask = _product_mask(plan)
-        if mask is not None:
-            mask = mask.reshape(1, plan.lanes, *plan.digits, plan.q // plan.g, plan.g)
-        weights = Weights(outer, trf, rows, mem, natural_index(plan), mask)
+        weights = Weights(outer, trf, rows, mem, natural_index(plan), _product_mask(plan))
         pairs = _pairs(stream, weights) if speed.on() else None
         if pairs is not None:   # the sums of each distinct (stream row, weight row) pair once
             s_rows, w_rows, place = pairs

@@ -235,6 +235,7 @@ class Memory:
         self.trf_row: dict[int, int] = {}        # TRF tensor id -> first row (visa/visa.lark)
         self.dm_reserve = min(dm_reserve, self.dm_slice)
         self._scratch: list[np.ndarray] = []
+        self._run_scratch: list[np.ndarray] = []   # `run_scratch`'s, given back by `release`
         self.copies = CopyNotes()              # DM slices a DMA just filled alike (visa/interp/fast/copies.py)
 
     def dm(self, chip: int, cluster: int) -> Dm:
@@ -303,6 +304,17 @@ class Memory:
         self._scratch.append(data)
         return data
 
+    def run_scratch(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+        """`scratch` that outlives its program (a value a later program reuses), until the
+        next `run_scratch` (the arrays before it go back when the program ends) or
+        `release`: one such value at a time."""
+        self._scratch.extend(self._run_scratch)
+        self._run_scratch.clear()
+        data = self.scratch(shape, dtype)
+        self._scratch.pop()
+        self._run_scratch.append(data)
+        return data
+
     def recycle(self) -> None:
         """A program is over: the scratch arrays its streams used go back to the pool (a
         program's result holds none of them: DM addresses, TRF rows, copied VRF words)."""
@@ -324,6 +336,8 @@ class Memory:
             pool.give_back(data, None, ("rows", tuple(written.get(key, ()))) if key in written else None)
         self._trf.clear()
         self._trf_stale.clear()
+        self._scratch.extend(self._run_scratch)
+        self._run_scratch.clear()
         self.recycle()
 
     def zero_dm(self, parts: list[tuple[int, int]], slices: int, base: int, size: int, op: Any = None,

@@ -10,8 +10,8 @@ the plain code then runs its own path. `per_record` is the hook of the per-recor
 register on import.
 
 The switch: off when the environment variable `NPU_OPT_INTERP_FAST` is `0` (or `false`,
-`no`, `off`), or inside `mode(False)` (what `execute(..., fast=False)` uses); the
-interpreter then runs only its plain numpy path. `mode` sets the switch for the whole
+`no`, `off`; a run reads it once, as it starts), or inside `mode(False)` (what
+`execute(..., fast=False)` uses); the interpreter then runs only its plain numpy path. `mode` sets the switch for the whole
 process while it is open (a concurrent run in another thread sees it too: its results are
 the same bits).
 """
@@ -22,6 +22,7 @@ import functools
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
@@ -35,18 +36,33 @@ _SHORTCUTS: dict[str, Callable[..., Any]] = {}
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+_run: ContextVar[bool | None] = ContextVar("npu_opt_interp_fast_run", default=None)
+"""The environment's switch as a run in this context read it once (`mode(None)`): a run asks
+`on` hundreds of times (~1 us each to read the environment)."""
+
+
+def _from_env() -> bool:
+    return os.environ.get(ENV, "").strip().lower() not in ("0", "false", "no", "off")
+
+
 def on() -> bool:
     """Whether the speed machinery may run (module docstring)."""
     if _forced:
         return _forced[-1]
-    return os.environ.get(ENV, "").strip().lower() not in ("0", "false", "no", "off")
+    read = _run.get()
+    return _from_env() if read is None else read
 
 
 @contextmanager
 def mode(fast: bool | None) -> Iterator[None]:
-    """The switch set to `fast` while open (None: as the environment says)."""
+    """The switch set to `fast` while open (None: as the environment says, read once when
+    it opens, for this context only)."""
     if fast is None:
-        yield
+        token = _run.set(_from_env())
+        try:
+            yield
+        finally:
+            _run.reset(token)
         return
     _forced.append(bool(fast))
     try:
@@ -95,6 +111,11 @@ class Held:
         """Each row's stored row when only some rows are stored (a row repeats its stored
         one), else None: every row is."""
         return None
+
+    def equal_rows(self) -> np.ndarray | None:
+        """Each row's first row holding the same values, when known (every row stored or
+        not), else None."""
+        return self.stored_rows()
 
 
 def frozen(value: Any) -> Any:

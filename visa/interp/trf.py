@@ -81,13 +81,18 @@ def run_trf_load(op: Any, stream: np.ndarray | Held, rows: Rows, mem: Memory) ->
         dest = mem.trf_rows(chip, cluster, lanes, first, nrows, every).view(row)[..., 0]    # (lanes, rows, slices)
         split = view_reshape(dest, (*loops, dest.shape[-1]))
         check(split is not None, "the TRF rows of a load split into the stream's loops", op)
-        if stored is None:
+        period = None if stored is None and isinstance(stream, Held) else 0
+        if period is None and isinstance(at, slice):
+            period = _period(stream.equal_rows(), sel)
+        if period:       # rows repeating every `period` rows: those rows each written into their repeats
+            _store_periodic(split, at, held[sel[:period]].transpose(order), period)
+        elif stored is None:
             _store(split, at, held[_slices(sel)].transpose(order))
         else:       # only some rows stored: each written into the slices that repeat it
             _store_repeats(split, rows.slice[sel], stored[sel], held)
-        if noted is not None and len(rows.slice[sel]) == rows.count:   # one group: visa/interp/fast/copies.py
+        if noted is not None:   # visa/interp/fast/copies.py: the slices this group filled alike
             noted(mem, stream, ("trf", int(chip), int(cluster)), mem.lane_rows(lanes, first, nrows),
-                  np.asarray(rows.slice[sel], np.int64))
+                  np.asarray(rows.slice[sel], np.int64), sel)
     return TrfTensor(op, read_from, lane_bytes)
 
 
@@ -107,6 +112,26 @@ def _store(dest: np.ndarray, at: slice | np.ndarray, rows: np.ndarray) -> None:
     dest = dest[..., at]
     for k in range(0, n, _BLOCK):
         dest[..., k:k + _BLOCK] = rows[..., k:k + _BLOCK]
+
+
+def _period(equal: np.ndarray | None, sel: np.ndarray) -> int | None:
+    """p when the rows `sel` repeat their first p rows over and over (`equal`: each row's
+    first equal row, `Held.equal_rows`) and p is at most half of them, else None."""
+    if equal is None or len(sel) < 2:
+        return None
+    local = equal[sel] - sel[0]
+    p = int(local.max()) + 1
+    if 2 * p > len(sel) or len(sel) % p or not np.array_equal(local, np.arange(len(sel)) % p):
+        return None
+    return p if np.array_equal(sel[:p], sel[0] + np.arange(p)) else None
+
+
+def _store_periodic(dest: np.ndarray, at: slice, rows: np.ndarray, period: int) -> None:
+    """dest[..., at] = rows repeated: slice k of `at` takes row k % period of `rows`
+    (..., period), the slices innermost in `dest`; the source read once, the destination
+    written in order."""
+    part = dest[..., at]
+    np.copyto(part.reshape(*part.shape[:-1], -1, period), rows[..., None, :])
 
 
 def _store_repeats(dest: np.ndarray, slices: np.ndarray, stored: np.ndarray, held: np.ndarray) -> None:

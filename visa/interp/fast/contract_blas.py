@@ -128,7 +128,9 @@ def contract(parts: list, h_of: np.ndarray, wt: np.ndarray, which: np.ndarray, t
     part, si, wi = place // (ns * nw), place // nw % ns, place % nw
     for j, (slots, sc, _, tc, t_reps), a in parts:
         w_idx = (tread[t_reps][:, :, None] * rr + (j * g + leaves) % rr).reshape(t_reps.size, -1)
-        b = np.ascontiguousarray(wt[w_rows][:, :, w_idx, :].transpose(0, 3, 2, 1, 4)).reshape(n_p, w_idx.shape[1], -1)
+        # b[p, e, t, w, lane] = wt[w_rows[p, w], w_idx[t, e], lane]: one take of whole lane rows
+        at_w = w_rows[:, None, None, :] * wt.shape[1] + w_idx.T[None, :, :, None]
+        b = np.take(wt.reshape(-1, lanes), at_w, axis=0).reshape(n_p, w_idx.shape[1], -1)
         lhs = widen_codes(a[s_rows]).reshape(n_p, -1, w_idx.shape[1])
         res = (lhs @ b).reshape(n_p, ns, a.shape[1], t_reps.size, nw, lanes)
         by_pair = res[part, si, :, :, wi]                      # (rows, stream classes, TRF classes, lanes)

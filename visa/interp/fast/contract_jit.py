@@ -221,8 +221,22 @@ def _scanned(packets, table, weights, which, held, sstep, tread, plan, wofs0, tp
     return out if exact(found + ([] if w_range is None else [w_range]), terms) else None
 
 
+def _weight_spans(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int) -> tuple[list, tuple]:
+    """(the TRF row ranges `_weight_operand` reads, as `CopyNotes.remember`'s spans; what
+    else its widened operand depends on): a later contraction reading the same operand of
+    the same TRF rows, unwritten since, takes the one widened before."""
+    width = (mem.target.bits_of(outer.weight_type.dtype) or 8) // 8
+    shape = (trf.lane_bytes // width, trf.first_row * mem.row_bytes // width, n_elems, trf.lanes)
+    touched = jit_weights.operand_rows(*shape, mem.row_bytes // width)
+    spans, parts = [], []
+    for (chip, cluster), sel in rows.groups():
+        spans.append((("trf", int(chip), int(cluster)), int(touched[0]), int(touched[-1]) + 1))
+        parts.append((int(chip), int(cluster), np.asarray(rows.slice[sel], np.int64).tobytes()))
+    return spans, (outer.weight_type.name, shape, tuple(parts))
+
+
 def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int, offs: np.ndarray,
-                    per_row: bool = False, assume: bool = False) -> tuple[Any, np.ndarray, Any]:
+                    per_row: bool = False, assume: bool = False, kept: bool = False) -> tuple[Any, np.ndarray, Any]:
     """The first `n_elems` elements of every lane of the rows' TRF tensors, widened: with no
     `offs` (distinct tensors, n_elems, lanes) float32, else `jit_weights.lay_paired`'s
     (offs, distinct tensors, n_elems x 2 lanes) for the TRF reads offs[s] elements on; which
@@ -231,7 +245,8 @@ def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int, off
     With `per_row`, when every row reads a tensor of its own (a batched GEMM), the first is
     `jit_weights.gathered`'s (codes, shifts) instead: the exact kernel lays each row's out
     in cache, just before its tiles; with `assume` and 16-bit codes, their range is None (not
-    scanned: the kernel finds it, `_scanned`)."""
+    scanned: the kernel finds it, `_scanned`). `kept`: the widened operand's array lives
+    for the whole run (`Memory.run_scratch`: it is remembered)."""
     et = outer.weight_type
     width = check_read(outer, trf, mem, 0, n_elems - 1) // 8
     table = widen_table(et)
@@ -254,7 +269,8 @@ def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int, off
         bounds = not (assume and width == 2)
         codes, shifts, top, low = jit_weights.gathered(kernels, tensors, shape, mag, mem.scratch, bounds)
         return (codes, shifts), which, _code_range(top, low + 1, mag, table, _SIG_BITS[et.name]) if bounds else None
-    wt, top, low = jit_weights.widened(kernels, tensors, shape, mag, table, offs, mem.scratch)
+    wt, top, low = jit_weights.widened(kernels, tensors, shape, mag, table, offs,
+                                       mem.run_scratch if kept else mem.scratch)
     wt = wt.view(np.float32) if offs.size else wt[0].view(np.float32).reshape(-1, n_elems, trf.lanes)
     return wt, which, _code_range(top, low + 1, mag, table, _SIG_BITS[et.name])
 
@@ -308,8 +324,13 @@ def _by_blas(plan: Plan, packets: np.ndarray, held: np.ndarray, slots: tuple, ou
     if s_range is None:
         return None
     n_w = (int(tread.max()) + 1) * plan.read_elems
-    wt, which, _ = _weight_operand(outer, trf, rows, mem, n_w, _NO_OFFS)
-    w_range = contract_blas.weights_range(wt)
+    spans, tag = _weight_spans(outer, trf, rows, mem, n_w)
+    known = mem.copies.recall(spans, tag)   # a tile's second contraction: the first's operand
+    if known is None:
+        wt, which, _ = _weight_operand(outer, trf, rows, mem, n_w, _NO_OFFS, kept=True)
+        known = (wt, which, contract_blas.weights_range(wt))
+        mem.copies.remember(spans, tag, known)
+    wt, which, w_range = known
     h_of = np.searchsorted(stored, held)
     terms = plan.g * math.prod(plan.digits_summed())
     if (w_range is None or not contract_blas.no_rounding(s_range, w_range, terms)

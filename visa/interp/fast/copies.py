@@ -38,24 +38,49 @@ class CopyNotes:
 
     def __init__(self) -> None:
         self._notes: dict[Key, list[tuple[int, int, np.ndarray]]] = {}
+        self._derived: dict[Key, list[tuple[int, int, Any, Any]]] = {}   # (lo, hi, tag, value): `remember`
 
     def clear(self, key: Key | None = None) -> None:
         """Forget every note (of the store `key` only, when given)."""
-        if key is None:
-            self._notes.clear()
-        else:
-            self._notes.pop(key, None)
+        for table in (self._notes, self._derived):
+            if key is None:
+                table.clear()
+            else:
+                table.pop(key, None)
 
     def clear_dm(self) -> None:
         """Forget every DM store's notes, keep the TRFs' (a commit writes the DM only; every
         TRF write goes through `Memory.trf_rows`, which forgets the rows it hands out)."""
-        for key in [k for k in self._notes if k[0] != "trf"]:
-            del self._notes[key]
+        for table in (self._notes, self._derived):
+            for key in [k for k in table if k[0] != "trf"]:
+                del table[key]
 
     def forget(self, key: Key, lo: int, hi: int) -> None:
         """Forget the notes of `key` whose range meets bytes [lo, hi) (of any slice)."""
-        if key in self._notes:
-            self._notes[key] = [n for n in self._notes[key] if n[1] <= lo or hi <= n[0]]
+        for table in (self._notes, self._derived):
+            if key in table:
+                table[key] = [n for n in table[key] if n[1] <= lo or hi <= n[0]]
+
+    def remember(self, spans: list[tuple[Key, int, int]], tag: Any, value: Any) -> None:
+        """Keep `value`, computed from ranges [lo, hi) of the stores `spans` names alone
+        (and from what `tag` says), until a write meets one of them or another value is
+        kept (one at a time: its arrays are `Memory.run_scratch`'s); nothing with the speed
+        switch off."""
+        self._derived.clear()
+        if speed.on():
+            for key, lo, hi in spans:
+                self._derived.setdefault(key, []).append((lo, hi, tag, value))
+
+    def recall(self, spans: list[tuple[Key, int, int]], tag: Any) -> Any:
+        """The value `remember` kept for these `spans` and `tag`, when no write has met any
+        of them since; else None."""
+        found = None
+        for key, lo, hi in spans:
+            hits = [v for a, b, t, v in self._derived.get(key, ()) if (a, b) == (lo, hi) and t == tag]
+            if not hits or (found is not None and hits[-1] is not found):
+                return None
+            found = hits[-1]
+        return found
 
     def note(self, key: Key, lo: int, hi: int, rep: np.ndarray) -> None:
         """Slices s and rep[s] hold the same bytes [lo, hi) (rep[s] >= 0); nothing is noted
@@ -176,12 +201,16 @@ def dma_written(mem: Any, part: Any, copied: bool, base: int, cmd: Any) -> None:
 
 
 @register("trf_loaded")
-def trf_loaded(mem: Any, stream: Any, key: Any, ranges: list[tuple[int, int]], slices: np.ndarray) -> None:
-    """A TRF load stored `stream` into the rows `ranges` of `slices` (one group of them all):
-    when the stream knows its equal rows (a `Repeated` one's `held`), so do those slices."""
+def trf_loaded(mem: Any, stream: Any, key: Any, ranges: list[tuple[int, int]], slices: np.ndarray,
+               sel: np.ndarray) -> None:
+    """A TRF load stored the rows `sel` of `stream` (one (chip, cluster)'s) into the rows
+    `ranges` of `slices`: when the stream knows its equal rows (a `Repeated` one's `held`),
+    so do those slices (each row's first row of `sel` holding the same values; a row's
+    held row may be another cluster's)."""
     held = getattr(stream, "held", None)
     if held is not None:
-        note_load(mem.copies, key, ranges, slices, held, mem.slices)
+        _, first, inverse = np.unique(held[sel], return_index=True, return_inverse=True)
+        note_load(mem.copies, key, ranges, slices, first[inverse.reshape(-1)], mem.slices)
 
 
 @register("trf_held")

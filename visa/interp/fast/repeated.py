@@ -64,6 +64,9 @@ class Repeated(Held):
     def stored_rows(self) -> np.ndarray | None:
         return self.held if self.sparse else None
 
+    def equal_rows(self) -> np.ndarray | None:
+        return self.held
+
     def trf_rows_view(self, bits: int, row: np.dtype, lanes: int, nrows: int) -> np.ndarray | None:
         """The flits as a view (rows, *loops, row elements) whose loops refine both its own
         (time loops, flits per packet) and a TRF load's (lanes, rows per lane): the common split
