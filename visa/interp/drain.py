@@ -34,7 +34,7 @@ from tu_ops.valid_count import pack_to_vcg
 from visa.interp.dma import DmTensor, live_parts, tensor_bytes, walk
 from visa.interp.errors import check
 from visa.interp.fast.lanes import Front
-from visa.interp.shortcuts import per_record
+from visa.interp.shortcuts import Held, per_record, shortcut
 from visa.interp.memory import Memory, scatter
 from visa.interp.rows import Rows, slice_grid
 from visa.interp.steps import ProgramState, runs
@@ -214,7 +214,26 @@ def run_packed_commit(op: Any, stream: np.ndarray, rows: Rows, mem: Memory) -> D
     return DmTensor(address, op.output_type)
 
 
-def run_commit(op: Any, stream: np.ndarray | Front, rows: Rows, mem: Memory) -> DmTensor:
+def _commit_held(op: Any, stream: Held, rows: Rows, mem: Memory, plan: tuple[Any, int, int, int]) -> bool:
+    """Commit a stream a shortcut holds as its distinct rows by holding those rows in the DM
+    (visa/interp/fast/transpose_rows.py), when the commit writes every byte of its new tensor
+    in each slice; False leaves the stream to be written out."""
+    d, bits, n, size = plan
+    hold, address, t = shortcut("commit_rows"), mem.dm_address[op.result.id], op.output_type
+    if hold is None or op.into is not None or op.dest != address or not _fills(op, mem.target, *stream.shape[1:]):
+        return False
+    convert = _COMMIT.get(op.conversion)
+    regions = hold(op, stream, rows, mem.slices, size, bits,
+                   lambda v: to_raw(v[..., :n] if convert is None else convert(v[..., :n]), d, bits))
+    if regions is None:
+        return False
+    mem.zero_dm(live_parts(t), t.slice.size, address, size, op, _row_slices(rows, t))  # the other slices
+    for (chip, cluster), region in regions:
+        mem.dm(chip, cluster).hold(region)
+    return True
+
+
+def run_commit(op: Any, stream: np.ndarray | Held, rows: Rows, mem: Memory) -> DmTensor:
     """Trim, convert and write the stream into a new DM tensor at `dest` (a `Front` stream
     read on its front lanes when they hold the cells kept)."""
     if isinstance(stream, Front) and op.pack is not None:
@@ -225,6 +244,10 @@ def run_commit(op: Any, stream: np.ndarray | Front, rows: Rows, mem: Memory) -> 
         check(False, f"the stream does not hold {op.input_type.dtype} values", op)
     shape = (stream.shape[1], stream.shape[-1])
     d, bits, n, index, size = _write_plan(op, mem.target, *shape)
+    if isinstance(stream, Held) and stream.KIND != "front":   # a broadcast's distinct rows
+        if _commit_held(op, stream, rows, mem, (d, bits, n, size)):
+            return DmTensor(mem.dm_address[op.result.id], op.output_type)
+        stream = stream.materialize()
     if isinstance(stream, Front):
         stream = stream.values if n <= 4 else stream.materialize()
     values = stream[..., :n]
@@ -264,4 +287,5 @@ def _commit_step(op: Any, state: ProgramState) -> Any:
         check(op.start.id in state.env, f"start {op.start} has no value", op)
         moved = checked_start(state.env[op.start.id], op.start_limit, f"{op.result} = commit") * op.start_bytes
         op = attrs.evolve(op, dest=op.dest + moved, offset=op.offset + moved)
-    return run_commit(op, state.input(op.input, op, front=op.pack is None), state.rows, state.mem)
+    return run_commit(op, state.input(op.input, op, repeated=op.pack is None, front=op.pack is None), state.rows,
+                      state.mem)
