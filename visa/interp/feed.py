@@ -226,7 +226,7 @@ def _repeated(op: Any, rows: Rows, mem: Memory, src: DmTensor, in_place: bool) -
     write every packet. With one (chip, cluster) and `in_place` the packets are a view of
     the DM bytes; with several each one's are copied into their rows of one array. A read of
     a lazy broadcast (`Dm.lazy_view`) writes its distinct rows only (`sparse`) for a float
-    contraction (whose exact kernel reads each row's `held` row), else every row."""
+    contraction's exact kernel or a TRF load (each reads a row's `held` row), else every row."""
     groups = rows.slice_groups()
     bits, (steps, elems, sizes, strides), _ = _plan(op, mem.target)
     w, ntime = bits // 8, len(op.shapes[0].time)
@@ -276,7 +276,7 @@ def _repeated(op: Any, rows: Rows, mem: Memory, src: DmTensor, in_place: bool) -
 
 
 def _exact_reader(op: Any) -> bool:
-    return op.dest.kind.name == "CONTRACT_OUTER" and op.element_type.dtype.is_float
+    return op.dest.kind.name == "TRF_LOAD" or op.dest.kind.name == "CONTRACT_OUTER" and op.element_type.dtype.is_float
 
 
 def _check_collect(op: Any, steps: int, flit: int) -> None:
