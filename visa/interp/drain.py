@@ -234,7 +234,8 @@ def _commit_held(op: Any, stream: Held, rows: Rows, mem: Memory, plan: tuple[Any
                    lambda v: to_raw(v[..., :n] if convert is None else convert(v[..., :n]), d, bits))
     if regions is None:
         return False
-    mem.zero_dm(live_parts(t), t.slice.size, address, size, op, _row_slices(rows, t))  # the other slices
+    mem.zero_dm(live_parts(t), t.slice.size, address, size, op, _row_slices(rows, t),   # the other slices,
+                shortcut("dm_zero_lazy"))   # held as zeros when many
     for (chip, cluster), region in regions:
         mem.dm(chip, cluster).hold(region)
     return True
