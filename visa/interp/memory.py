@@ -248,7 +248,7 @@ class Memory:
         self.dm_address: dict[int, int] = {}     # DM tensor id -> byte address (visa/visa.lark)
         self.trf_row: dict[int, int] = {}        # TRF tensor id -> first row (visa/visa.lark)
         self.dm_reserve = min(dm_reserve, self.dm_slice)
-        self._scratch: list[np.ndarray] = []
+        self._scratch: list[tuple[np.ndarray, int | None]] = []
         self.copies = CopyNotes()              # DM slices a DMA just filled alike (visa/interp/fast/copies.py)
 
     def dm(self, chip: int, cluster: int) -> Dm:
@@ -309,19 +309,20 @@ class Memory:
             self._trf_stale[key] = stale
         return self.trf_lanes(chip, cluster, lanes)[:, first:first + rows]
 
-    def scratch(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-        """An uninitialised array the caller overwrites entirely, owned by this run until
-        `release` (reused from an earlier run when one of that shape is pooled)."""
+    def scratch(self, shape: tuple[int, ...], dtype: Any, resident: int | None = None) -> np.ndarray:
+        """An uninitialised array the caller overwrites entirely (`resident`: writes only that
+        many bytes of, which the pool then counts), owned by this run until `release` (reused
+        from an earlier run when one of that shape is pooled)."""
         entry = pool.pooled_entry(shape, dtype)
         data = np.empty(shape, dtype) if entry is None else entry[0]
-        self._scratch.append(data)
+        self._scratch.append((data, resident))
         return data
 
     def recycle(self) -> None:
         """A program is over: the scratch arrays its streams used go back to the pool (a
         program's result holds none of them: DM addresses, TRF rows, copied VRF words)."""
-        for data in self._scratch:
-            pool.give_back(data, None, pool.ANY)
+        for data, resident in self._scratch:
+            pool.give_back(data, resident, pool.ANY)
         self._scratch.clear()
 
     def release(self) -> None:

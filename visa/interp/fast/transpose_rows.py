@@ -73,8 +73,11 @@ def feed_rows(op: Any, rows: Any, mem: Any, base: int, plan: tuple[int, int, lis
 
 def held_stream(values: np.ndarray, held: np.ndarray, stored: np.ndarray, scratch: Callable[..., np.ndarray]) -> Repeated:
     """The stream whose rows `stored` are `values` (in order) and whose other rows repeat
-    their `held` row, as a sparse `Repeated` (only the stored rows written)."""
-    full = scratch((held.size, *values.shape[1:]), values.dtype)
+    their `held` row, as a sparse `Repeated` (only the stored rows written). Its scratch
+    array counts the stored rows' bytes only (`Memory.scratch`): counted whole, a 64-MiB
+    stream of 8 MiB written (`drawn_s2_3`) pushed the DM store out of the pool, and every
+    run paid fresh pages."""
+    full = scratch((held.size, *values.shape[1:]), values.dtype, values.nbytes)
     full[stored] = values
     return Repeated(full, full.shape, held, True)
 
