@@ -93,11 +93,13 @@ def test_a_lazy_region_reads_as_its_bytes_and_a_write_into_part_of_it_keeps_the_
     assert dm.lazy_view(110, 120, np.array([2, 3], np.int64), [10], [1], u8) is None   # slice 2 is not in it
     assert dm.lazy_view(150, 170, np.array([3], np.int64), [20], [1], u8) is None      # past its end
     assert dm.lazy_view(170, 180, np.array([3], np.int64), [10], [1], u8) is None      # nothing held there
-    # a write of four bytes into slice 5 (inside the region) writes the region out first
+    # a write of four bytes into slice 5 (inside the region) writes those offsets of the
+    # region out first (of every slice it holds); the offsets before and after stay held
     scatter(dm, np.array([[5 * dm.slice_bytes]]), np.arange(120, 124, dtype=np.int64)[None],
             np.full((1, 4), 200, np.uint8), U8, 8)
     model[5, 120:124] = 200
-    assert not dm.lazy
+    assert [(z.lo, z.hi) for z in dm.lazy] == [(100, 120), (124, 164)]
+    assert np.array_equal(dm.data[[1, 3, 5, 7], 120:124], model[[1, 3, 5, 7], 120:124])
     assert np.array_equal(_bytes(dm, 16, 200), model[:16])
 
 
@@ -121,8 +123,9 @@ def test_regions_on_other_slices_do_not_write_each_other_out() -> None:
     dm.hold(Lazy(100, 164, zeros, which, np.zeros((1, 64), np.uint8)))   # the other slices: zeros
     assert len(dm.lazy) == 2
     dm.hold(Lazy(90, 110, np.array([3], np.int64), np.where(np.arange(16) == 3, 0, -1), np.full((1, 20), 9, np.uint8)))
-    model[3, 90:110] = 9               # a new region over part of slice 3: the one it meets is written out first
-    assert len(dm.lazy) == 2
+    model[3, 90:110] = 9   # a new region over part of slice 3: the offsets of the one it meets that it
+    # covers are written out first, its others stay held
+    assert sorted((z.lo, z.hi) for z in dm.lazy) == [(90, 110), (100, 164), (110, 164)]
     assert np.array_equal(_bytes(dm, 16, 200), model[:16])
 
 

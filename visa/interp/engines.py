@@ -1,7 +1,8 @@
 """The data-movement engine records: `transpose` runs `ir.switch.semantics` on the
 stream's live slices, with the engine parameters the record states; its Unpack width is
 the dtype's base packing shifted by the record's `fetch_in_width_shift` (doubled packing
-reads 16 elements of each 8- or 16-bit packet)."""
+reads 16 elements of each 8- or 16-bit packet). A stream held as a broadcast's distinct rows
+is turned row by distinct row when a shortcut does so (visa/interp/fast/transpose_rows.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import numpy as np
 from ir.transpose.params import engine_shape
 from ir.switch.semantics import transpose_data
 from visa.interp.errors import check
+from visa.interp.shortcuts import Held, shortcut
 from visa.interp.steps import ProgramState, runs
 
 __all__ = ["run_transpose"]
@@ -40,4 +42,9 @@ def run_transpose(op: Any, stream: np.ndarray) -> np.ndarray:
 
 @runs("transpose")
 def _transpose_step(op: Any, state: ProgramState) -> Any:
-    return run_transpose(op, state.input(op.input, op))
+    stream = state.input(op.input, op, repeated=True)
+    if isinstance(stream, Held):   # a broadcast's distinct rows (visa/interp/fast/transpose_rows.py)
+        rows = shortcut("transpose_rows")
+        held = None if rows is None else rows(op, stream, state.mem, run_transpose)
+        return held if held is not None else run_transpose(op, stream.materialize())
+    return run_transpose(op, stream)

@@ -226,7 +226,7 @@ def _repeated(op: Any, rows: Rows, mem: Memory, src: DmTensor, in_place: bool) -
     write every packet. With one (chip, cluster) and `in_place` the packets are a view of
     the DM bytes; with several each one's are copied into their rows of one array. A read of
     a lazy broadcast (`Dm.lazy_view`) writes its distinct rows only (`sparse`) for a float
-    contraction (whose exact kernel reads each row's `held` row), else every row."""
+    contraction's exact kernel or a TRF load (each reads a row's `held` row), else every row."""
     groups = rows.slice_groups()
     bits, (steps, elems, sizes, strides), _ = _plan(op, mem.target)
     w, ntime = bits // 8, len(op.shapes[0].time)
@@ -276,7 +276,7 @@ def _repeated(op: Any, rows: Rows, mem: Memory, src: DmTensor, in_place: bool) -
 
 
 def _exact_reader(op: Any) -> bool:
-    return op.dest.kind.name == "CONTRACT_OUTER" and op.element_type.dtype.is_float
+    return op.dest.kind.name == "TRF_LOAD" or op.dest.kind.name == "CONTRACT_OUTER" and op.element_type.dtype.is_float
 
 
 def _check_collect(op: Any, steps: int, flit: int) -> None:
@@ -316,9 +316,9 @@ def _read_groups(op: Any, rows: Rows, mem: Memory, tensors: tuple[DmTensor, DmTe
 
 
 def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np.ndarray | Repeated | Front, Rows]:
-    """The collected stream (`Repeated` when `_repeats`, `Front` when its packets fill at
-    most the front four lanes of one 8-cell flit) and the rows it lives on (those of a
-    switch's out_slice)."""
+    """The collected stream (`Repeated` when `_repeats` or made of a broadcast's distinct rows
+    (fast/transpose_rows.py), `Front` when its packets fill at most the front four lanes of
+    one 8-cell flit) and the rows it lives on (those of a switch's out_slice)."""
     target = mem.target
     src = env.get(op.source.tensor.id)
     if not isinstance(src, DmTensor):  # (the message formatted only when it is raised)
@@ -331,9 +331,10 @@ def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np
         held = _repeated(op, rows, mem, src, in_place)
         if held is not None:
             return held, rows
+    distinct = (lazy := shortcuts.shortcut("feed_lazy_rows")) and lazy(op, rows, mem, src.base, plan, bits)
     second = None if op.interleave is None else env.get(op.interleave.tensor.id)
     check(op.interleave is None or isinstance(second, DmTensor), "the interleaved tensor is not a DM tensor", op)
-    values = _read_groups(op, rows, mem, (src, second), (plan, bits, index), value_dtype(sd))
+    values = distinct[0] if distinct else _read_groups(op, rows, mem, (src, second), (plan, bits, index), value_dtype(sd))
     fin = op.fetched_type()
     zero_pad(values, fin.time, fin.packet)
     if op.mask is not None:  # the Fetch Adapter's mask (ir.fetch_mask)
@@ -349,18 +350,19 @@ def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np
         steps = values.shape[1]
     _check_collect(op, steps, flit)
     if nflits * flit == elems:   # the packets fill their flits: collect is a reshape
-        collected = np.ascontiguousarray(values).reshape(rows.count, steps * nflits, flit)
-    elif nflits == 1 and flit == 8 and elems <= 4 and lanes.held():  # packets in the front lanes: held as those
+        collected = np.ascontiguousarray(values).reshape(len(values), steps * nflits, flit)
+    elif nflits == 1 and flit == 8 and elems <= 4 and lanes.held() and distinct is None:  # in the front lanes
         front = np.ascontiguousarray(values)
         if elems < 4:
             front = np.zeros((rows.count, steps, 4), values.dtype)
             front[..., :elems] = values
         return Front(pad_front(front, op.output_type.time, op.output_type.packet)), rows
     else:
-        collected = np.zeros((rows.count, steps, nflits * flit), values.dtype)
+        collected = np.zeros((len(values), steps, nflits * flit), values.dtype)   # rows.count or the distinct
         collected[:, :, :elems] = values
-        collected = collected.reshape(rows.count, steps * nflits, flit)
-    return zero_pad(collected, op.output_type.time, op.output_type.packet), rows
+        collected = collected.reshape(len(values), steps * nflits, flit)
+    collected = zero_pad(collected, op.output_type.time, op.output_type.packet)
+    return collected if not distinct else distinct[1](collected), rows
 
 
 def _switch_rows(op: Any, values: np.ndarray, rows: Rows, mem: Memory,

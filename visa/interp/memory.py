@@ -123,9 +123,8 @@ class Dm:
             if met:
                 self.lazy = [z for z in self.lazy if not any(z is m for m in met)]
                 for z in met:
-                    self._write_out(z)
-        self._extend(region.hi, region.top)
-        self.lazy.append(region)
+                    self.lazy += self._write_part(z, region.lo, region.hi)
+        self.lazy.append(region)   # the store grows when it is written out (`_write_out`), if ever
 
     def lazy_view(self, lo: int, hi: int, slices: np.ndarray, shape: list[int], strides: list[int],
                   dtype: np.dtype) -> tuple[np.ndarray, np.ndarray] | None:
@@ -153,13 +152,28 @@ class Dm:
         kept = []
         for z in self.lazy:
             if z.lo < high and low < z.hi and z.first < rows:
-                self._write_out(z)
+                kept += self._write_part(z, low, high)
             else:
                 kept.append(z)
         self.lazy = kept
 
+    def _write_part(self, z: Lazy, low: int, high: int) -> list[Lazy]:
+        """Write out the bytes of lazy region `z` in offsets [low, high); the regions of its
+        other bytes (none, one or two), still held (an access of a few bytes of a tensor
+        held lazily, or a tensor placed over part of a dead one, writes out those bytes only)."""
+        lo, hi = max(z.lo, low), min(z.hi, high)
+        if lo <= z.lo and z.hi <= hi:
+            self._write_out(z)
+            return []
+        self._write_out(Lazy(lo, hi, z.slices, z.which, z.rows[:, lo - z.lo:hi - z.lo]))
+        return [Lazy(a, b, z.slices, z.which, np.ascontiguousarray(z.rows[:, a - z.lo:b - z.lo]))
+                for a, b in ((z.lo, lo), (hi, z.hi)) if a < b]
+
     def _write_out(self, z: Lazy) -> None:
-        """Write a lazy region's bytes into the store."""
+        """Write a lazy region's bytes into the store (grown to hold them: a region never
+        written out leaves the store as it was, so `touched` and `rows`, which bound what a
+        pooled store holds, count it only now)."""
+        self._extend(z.hi, z.top)
         if z.rows.shape[0] <= 64:    # each distinct row into its slices: one pass over the store
             row_of = z.which[z.slices]
             for j in range(z.rows.shape[0]):
@@ -191,7 +205,7 @@ class Dm:
         `written` marks (booleans per slice): the caller writes every one of their bytes.
         `lazily(dm, base, size, slices)`: a shortcut that may hold the zeros as a lazy
         region instead (True when it did)."""
-        if base >= self.touched:
+        if base >= self.touched and not any(z.lo < base + size and base < z.hi for z in self.lazy):
             return
         self.overwrite(base, size, slices)
         self._grow(base + size, 0, base)
@@ -234,8 +248,8 @@ class Memory:
         self.dm_address: dict[int, int] = {}     # DM tensor id -> byte address (visa/visa.lark)
         self.trf_row: dict[int, int] = {}        # TRF tensor id -> first row (visa/visa.lark)
         self.dm_reserve = min(dm_reserve, self.dm_slice)
-        self._scratch: list[np.ndarray] = []
-        self._run_scratch: list[np.ndarray] = []   # `run_scratch`'s, given back by `release`
+        self._scratch: list[tuple[np.ndarray, int | None]] = []
+        self._run_scratch: list[tuple[np.ndarray, int | None]] = []   # `run_scratch`'s, given back by `release`
         self.copies = CopyNotes()              # DM slices a DMA just filled alike (visa/interp/fast/copies.py)
 
     def dm(self, chip: int, cluster: int) -> Dm:
@@ -296,12 +310,13 @@ class Memory:
             self._trf_stale[key] = stale
         return self.trf_lanes(chip, cluster, lanes)[:, first:first + rows]
 
-    def scratch(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-        """An uninitialised array the caller overwrites entirely, owned by this run until
-        `release` (reused from an earlier run when one of that shape is pooled)."""
+    def scratch(self, shape: tuple[int, ...], dtype: Any, resident: int | None = None) -> np.ndarray:
+        """An uninitialised array the caller overwrites entirely (`resident`: writes only that
+        many bytes of, which the pool then counts), owned by this run until `release` (reused
+        from an earlier run when one of that shape is pooled)."""
         entry = pool.pooled_entry(shape, dtype)
         data = np.empty(shape, dtype) if entry is None else entry[0]
-        self._scratch.append(data)
+        self._scratch.append((data, resident))
         return data
 
     def run_scratch(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
@@ -318,8 +333,8 @@ class Memory:
     def recycle(self) -> None:
         """A program is over: the scratch arrays its streams used go back to the pool (a
         program's result holds none of them: DM addresses, TRF rows, copied VRF words)."""
-        for data in self._scratch:
-            pool.give_back(data, None, pool.ANY)
+        for data, resident in self._scratch:
+            pool.give_back(data, resident, pool.ANY)
         self._scratch.clear()
 
     def release(self) -> None:
