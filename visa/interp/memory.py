@@ -326,8 +326,7 @@ class Memory:
         self._scratch.extend(self._run_scratch)
         self._run_scratch.clear()
         data = self.scratch(shape, dtype)
-        self._scratch.pop()
-        self._run_scratch.append(data)
+        self._run_scratch.append(self._scratch.pop())
         return data
 
     def recycle(self) -> None:
