@@ -209,8 +209,7 @@ def trf_loaded(mem: Any, stream: Any, key: Any, ranges: list[tuple[int, int]], s
     held row may be another cluster's)."""
     held = getattr(stream, "held", None)
     if held is not None:
-        _, first, inverse = np.unique(held[sel], return_index=True, return_inverse=True)
-        note_load(mem.copies, key, ranges, slices, first[inverse.reshape(-1)], mem.slices)
+        note_load(mem.copies, key, ranges, slices, _first_rows(held, sel), mem.slices)
 
 
 @register("trf_held")
