@@ -81,9 +81,8 @@ def run_trf_load(op: Any, stream: np.ndarray | Held, rows: Rows, mem: Memory) ->
         dest = mem.trf_rows(chip, cluster, lanes, first, nrows, every).view(row)[..., 0]    # (lanes, rows, slices)
         split = view_reshape(dest, (*loops, dest.shape[-1]))
         check(split is not None, "the TRF rows of a load split into the stream's loops", op)
-        period = None if stored is None and isinstance(stream, Held) else 0
-        if period is None and isinstance(at, slice):
-            period = _period(stream.equal_rows(), sel)
+        periodic = stored is None and isinstance(stream, Held) and isinstance(at, slice)
+        period = _period(stream.equal_rows(), sel) if periodic else None
         if period:       # rows repeating every `period` rows: those rows each written into their repeats
             _store_periodic(split, at, held[sel[:period]].transpose(order), period)
         elif stored is None:
