@@ -52,7 +52,7 @@ from visa.schedule import schedule_artifact
 
 from driver.tune_bits import Runs, compare_bits
 from driver.tune_batches import MAX_BATCH, MIN_BATCH, Costs, batch_size
-from driver.tune_eval import Batch, Candidate, evaluate_timed, prebound, target_rates
+from driver.tune_eval import Batch, Candidate, evaluate_timed, param_pruned, prebound, target_rates
 from driver.tune_exec import FactoryRef, make_executor
 
 __all__ = ["Candidate", "TuneResult", "tune", "with_text"]
@@ -195,10 +195,10 @@ def tune(space: Space, *, ref: FactoryRef | None = None, target: str = "rngd", j
             return False
         if index not in pre:
             pre[index] = prebound(space, points[index], rates)
-        if pre[index] is None or pre[index] <= min(best):
+        pruned = param_pruned(index, points[index], pre[index], min(best))
+        if pruned is None:
             return False
-        take([Candidate(index, points[index], "pruned", bound=pre[index],
-                        message=f"bound {pre[index]} > best makespan {min(best)}, from its parameters")])
+        take([pruned])
         return True
 
     executor = make_executor(jobs, scheduler, in_process=ref is None, ref=ref)

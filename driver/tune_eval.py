@@ -41,8 +41,8 @@ from visa.schedule.steps import build_steps
 
 from driver.tune_space import resolve_space
 
-__all__ = ["Batch", "Candidate", "PoolBest", "early_bound", "evaluate_batch", "evaluate_timed", "prebound",
-           "share_best", "target_rates"]
+__all__ = ["Batch", "Candidate", "PoolBest", "early_bound", "evaluate_batch", "evaluate_timed", "param_pruned",
+           "prebound", "share_best", "target_rates"]
 
 
 @attrs.frozen
@@ -195,9 +195,9 @@ def evaluate(space: Any, index: int, params: dict[str, Any], target: str, cutoff
     whose bound from its parameters (`Space.bound`) already exceeds `cutoff` is never built."""
     rates = target_rates(target)
     pre = prebound(space, params, rates)
-    if cutoff is not None and pre is not None and pre > cutoff:
-        return Candidate(index, params, "pruned", bound=pre,
-                         message=f"bound {pre} > best makespan {cutoff}, from its parameters")
+    pruned = param_pruned(index, params, pre, cutoff)
+    if pruned is not None:
+        return pruned
     try:
         kernel = space.factory(**params)
     except Exception as e:  # noqa: BLE001 - the factory refuses these parameters: a candidate, not a crash
@@ -258,6 +258,15 @@ def target_rates(target: str) -> Any:
 def prebound(space: Any, params: dict[str, Any], rates: Any) -> int | None:
     """The space's bound of the candidate from its parameters (`Space.bound`; None: none)."""
     return None if space.bound is None else space.bound(params, rates)
+
+
+def param_pruned(index: int, params: dict[str, Any], pre: int | None, cutoff: int | None) -> Candidate | None:
+    """Candidate `index` pruned by its bound from its parameters (`pre`, `prebound`) when that
+    exceeds `cutoff`, the best makespan known; None when it does not (or either is unknown)."""
+    if cutoff is None or pre is None or pre <= cutoff:
+        return None
+    return Candidate(index, params, "pruned", bound=pre,
+                     message=f"bound {pre} > best makespan {cutoff}, from its parameters")
 
 
 @attrs.frozen

@@ -84,11 +84,15 @@ def points(spec: Any) -> dict[str, list[Any]]:
     shapes = blocks(spec)
     (an, _), (wn, _) = gemm_roles(spec)
     elem = DType(spec.dtype_in).bits // 8
+
+    def with_twins(placements: list[Any]) -> list[Any]:
+        """`placements` with their Switch Engine twins (`_with_switch`, then `with_stream_switch`)."""
+        return with_stream_switch(_with_switch(placements, m, size[spec.contracted], elem), m, n,
+                                  size[spec.contracted], elem)
+
     if needs_split(spec) and _split_ok(spec) and split_placements(spec, m, n) and not spec.device_transposed:
         # k splits (synth/tiling.py); an operand transposed on the device keeps k whole
-        whole = with_stream_switch(_with_switch(result_placements(m, n, slices, False, shapes), m,
-                                                size[spec.contracted], elem), m, n, size[spec.contracted], elem) \
-            if shapes else []
+        whole = with_twins(result_placements(m, n, slices, False, shapes)) if shapes else []
         levers = split_levers(spec, m, n, packets, wn, [g.label() for g in whole])
         levers["placement"] += _time_block_switch(levers["placement"], m, size[spec.contracted], elem)
         return _with_pair(spec, _with_pieces(spec, levers))
@@ -100,14 +104,12 @@ def points(spec: Any) -> dict[str, list[Any]]:
             if nb % sb == 0:
                 placements += [attrs.evolve(g, sb=sb) for g in result_placements(m, n, slices // sb, False, shapes)]
     if shapes and not spec.device_transposed:  # a block transposed on the device is not spread for the switch
-        placements = _with_switch(placements, m, size[spec.contracted], elem)
-        placements = with_stream_switch(placements, m, n, size[spec.contracted], elem)
+        placements = with_twins(placements)
         # thin blocks (synth/thin.py) and their switch twins last: the other placements keep their indices
-        thin = with_stream_switch(_with_switch(thin, m, size[spec.contracted], elem), m, n, size[spec.contracted], elem)
+        thin = with_twins(thin)
         placements += [g for g in thin if g not in placements]
         # blocks of m / sm rows (synth/odd_rows.py) last of all, with their switch twins
-        odd = odd_placements(spec, m, n, slices, placements) if spec.batch is None else []
-        odd = with_stream_switch(_with_switch(odd, m, size[spec.contracted], elem), m, n, size[spec.contracted], elem)
+        odd = with_twins(odd_placements(spec, m, n, slices, placements) if spec.batch is None else [])
         placements += [g for g in odd if g not in placements]
     tiles = max((m // g.tm) * (n // g.tn) for g in placements)
     levers: dict[str, list[Any]] = {"placement": [g.label() for g in placements], "trf": [wn, an],

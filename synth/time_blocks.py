@@ -59,7 +59,7 @@ def _switch_chunks(v: dict[str, Any], w_rows: str, w_block: str) -> list[str]:
     tb, K, Kl, din, held = v["geo"].tb, v["K"], v["Kl"], v["din"], switch_held(v)
     head = [f"        # row block j of {v['wn']} ({v['tn']} rows) as {tb} chunks of {K}, all moved first: each of "
             f"the {v['geo'].sm} slices"]
-    if held.split(", ")[-1] == Kl:  # whole rows of each chunk: one DMA of the block, the chunks cut in DM
+    if v["pieces"] == 1:  # whole rows of each chunk (held ends in `Kl`): one DMA of the block, the chunks cut in DM
         rows, chunk = held[:-len(Kl)], v["size"][v["spec"].contracted] // tb
         return [*head,
                 "        # sharing a block holds its rows of every chunk, moved in one DMA; each chunk is a tile of it "
