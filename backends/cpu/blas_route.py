@@ -71,7 +71,7 @@ def route(ca: np.ndarray, cw: np.ndarray, da: int, dw: int, dims: tuple[int, int
     else:
         kind, shape = "rows", (len(ca), nn, ni, nj)
     found = Route(kind, groups, None, (nn, da, ni, dw, nj))
-    source = _SOURCES.get(dest) or _SOURCES.put(dest, _source_cells(dest, cells))
+    source = _sources(dest, cells)
     if source[0] == cells and source[1] is not None and len(ca) * cells <= _INDEX_MAX and math.prod(shape) < 2 ** 31:
         at = spread(np.arange(math.prod(shape), dtype=np.int32).reshape(shape), found, ca, cw)
         index = np.take(at.reshape(len(ca), -1), source[1], axis=1)
@@ -163,9 +163,7 @@ def placed(acc: np.ndarray, dest: np.ndarray, cells: int) -> np.ndarray:
     straight from acc's own order (the move, the broadcast over Z and the placing in one
     pass; the index found once per `dest`). A strided view read in place of the take when
     the permutation is affine measured slower: its inner runs are a lane's 8-16 cells."""
-    found = _SOURCES.get(dest)
-    if found is None:
-        found = _SOURCES.put(dest, _source_cells(dest, cells))
+    found = _sources(dest, cells)
     if found[0] != cells or found[1] is None:
         out = contract_jit.place(np.moveaxis(acc, 1, 3), dest, cells)
     else:
@@ -183,9 +181,7 @@ def spread_placed(products: np.ndarray, how: Route, ca: np.ndarray, cw: np.ndarr
     """`placed(spread(products, how, ca, cw), dest, cells)`; a "whole" route's spread a block
     of rows at a time when the placing is one take: no copy of every row's products beside
     the products and the result (issue 61, first-run memory: 4 MiB on drawn_s1_3)."""
-    found = _SOURCES.get(dest)
-    if found is None:
-        found = _SOURCES.put(dest, _source_cells(dest, cells))
+    found = _sources(dest, cells)
     if how.kind != "whole" or found[0] != cells or found[1] is None:
         return placed(spread(products, how, ca, cw), dest, cells)
     out = np.empty((len(ca), cells), np.float32)
@@ -195,6 +191,12 @@ def spread_placed(products: np.ndarray, how: Route, ca: np.ndarray, cw: np.ndarr
         np.take(part.reshape(part.shape[0], -1), found[1], axis=1, out=out[lo:lo + step], mode="clip")
     np.add(out, np.float32(0), out=out)  # a -0 BLAS left made the chip's +0, as `placed`
     return out
+
+
+def _sources(dest: np.ndarray, cells: int) -> tuple[int, np.ndarray | None]:
+    """`_source_cells(dest, cells)`, found once per `dest` (`_SOURCES`)."""
+    found = _SOURCES.get(dest)
+    return found if found is not None else _SOURCES.put(dest, _source_cells(dest, cells))
 
 
 def _source_cells(dest: np.ndarray, cells: int) -> tuple[int, np.ndarray | None]:

@@ -263,14 +263,7 @@ def float_core(a: np.ndarray, w: np.ndarray, pad: np.ndarray | None, skip: np.nd
              for i0 in range(0, ni, bi) for j0 in range(0, nj, jg)]
     work = ni * nj * g * steps * nn * rows
     threads = 1 if len(tasks) == 1 or work < PARALLEL_MIN else min(len(tasks), threads)
-    if threads == 1:
-        _float_tasks(f, tasks)
-    else:  # the tasks taken one at a time by `threads` threads, the calling one among them
-        share([lambda t=t: _float_task(f, *t) for t in tasks], threads)
+    # the tasks taken one at a time by `threads` threads, the calling one among them (one: in order on it)
+    share([lambda t=t: _float_task(f, *t) for t in tasks], threads)
     return acc
-
-
-def _float_tasks(f: _Float, tasks: list[tuple[int, int, int, int]]) -> None:
-    for t in tasks:
-        _float_task(f, *t)
 

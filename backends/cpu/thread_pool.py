@@ -56,7 +56,8 @@ def share(parts: Sequence[Callable[[], None]], threads: int) -> None:
                 return
             part()
 
-    others = [pool(helpers).submit(drain) for _ in range(helpers)]
+    # the thread count's one pool (threads - 1 helpers at most), whatever the number of parts
+    others = [pool(threads - 1).submit(drain) for _ in range(helpers)]
     try:
         drain()  # the calling thread takes parts too
     finally:
