@@ -133,7 +133,7 @@ def _squeeze(arr: np.ndarray, drop: frozenset[int] = frozenset()) -> np.ndarray:
     for k in range(arr.ndim):
         if arr.shape[k] > 1:
             first = arr.take([0], axis=k)
-            if k in drop or np.array_equal(np.broadcast_to(first, arr.shape), arr):
+            if np.array_equal(np.broadcast_to(first, arr.shape), arr):
                 arr = first
     return arr
 
