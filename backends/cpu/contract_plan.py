@@ -133,7 +133,7 @@ def _squeeze(arr: np.ndarray, drop: frozenset[int] = frozenset()) -> np.ndarray:
     for k in range(arr.ndim):
         if arr.shape[k] > 1:
             first = arr.take([0], axis=k)
-            if k in drop or np.array_equal(np.broadcast_to(first, arr.shape), arr):
+            if np.array_equal(np.broadcast_to(first, arr.shape), arr):
                 arr = first
     return arr
 
@@ -197,7 +197,6 @@ def _cells(op, grid: Grid, pre: Mapping, out: Mapping, g: int, n2: int,
     o = grid.total(("keep", "red"), lambda d: d.time)
     slot = grid.total(("keep",), lambda d: d.slot)
     lane = grid.total(("lane",), lambda d: 1)
-    q = grid.total(("col",), lambda d: g) + grid.total(("leaf",), lambda d: d.leaf)
     if not np.array_equal(np.sort(o.reshape(-1)), np.arange(pre.size)):
         return None
     if not np.array_equal(np.sort(slot.reshape(-1)), np.arange(out.size)):
@@ -218,7 +217,8 @@ def _cells(op, grid: Grid, pre: Mapping, out: Mapping, g: int, n2: int,
 
 def _flat_step(d: Digit, lane: int, time: int, col: int) -> int:
     """A grid digit's step in the flat (lane, out_time, out_packet) position, given the
-    steps of a lane, of an out_time step and of a column (`_cells`' `lane`, `o`, `q`)."""
+    steps of a lane, of an out_time step and of a column (`_cells`' `lane`, `o`; a column
+    spans `g` out_packet cells, a leaf digit `d.leaf`)."""
     if d.kind == "lane":
         return lane
     if d.kind in ("keep", "red"):

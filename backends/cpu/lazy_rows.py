@@ -90,13 +90,12 @@ def materialize(buf):
     return buf
 
 
-def _offsets(form: StridedForm, n_dst: int, item: int, cells: np.ndarray | None = None) -> np.ndarray:
-    """Byte offset, within a base row, of the output cells `cells` (default: every cell)
-    of a full `form`: each cell's digits over the form's grid, found from the cell (the
-    grid's output strides, sorted, are a mixed radix of the cells), times their input
-    strides; no table of every cell is made or kept for a few cells (issue 61, first-run
-    memory). A grid that is no mixed radix is tabulated."""
-    cells = np.arange(n_dst, dtype=np.int64) if cells is None else cells
+def _offsets(form: StridedForm, n_dst: int, item: int, cells: np.ndarray) -> np.ndarray:
+    """Byte offset, within a base row, of the output cells `cells` of a full `form`: each
+    cell's digits over the form's grid, found from the cell (the grid's output strides,
+    sorted, are a mixed radix of the cells), times their input strides; no table of every
+    cell is made or kept for a few cells (issue 61, first-run memory).
+    A grid that is no mixed radix is tabulated."""
     digits = sorted((p, n, v) for n, p, v in zip(form.extents, form.pstrides, form.vstrides) if n > 1)
     step = 1
     for p, n, _ in digits:

@@ -257,13 +257,8 @@ def move_local(buf: np.ndarray | LazyRows, src: Type, dst: Type, fast: bool = Tr
 
 
 def _uncached_plan(src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, ...]) -> MovePlan:
-    """The move plan, from the cache when the gather needed it, else made (not cached:
-    forms replace index arrays)."""
-    plan = _PLANS.get((src_levels, dst_levels))
-    if plan is None:
-        space = key_space(joint_frag(src_levels))
-        plan = match_keys(space, src_levels, dst_levels, "move", narrow=True)
-    return plan
+    """The move plan, made (its callers have found no cached one and cache it)."""
+    return match_keys(key_space(joint_frag(src_levels)), src_levels, dst_levels, "move", narrow=True)
 
 
 def _plan_source(src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, ...]):
