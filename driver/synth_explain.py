@@ -4,9 +4,11 @@
   the contraction (`visa.schedule.bounds.roofline`, from the contraction's MACs and bytes
   and the machine's slices);
 - `explanation(spec, space, result, roof, target)`: the winner's work per kind (start-ups,
-  DMA movement, contraction, the other engines), which of them binds it, and what the
-  runner-up (the fastest candidate with a longer makespan) spends more on; as lines for
-  synth.txt and as data for synth.json.
+  DMA movement, contraction, the other engines), which of them binds it, the bytes its DMAs
+  move of each tensor against the tensor's size (`tensor_bytes`: an operand copied to
+  several slices shows as moved more than once), and what the runner-up (the fastest
+  candidate with a longer makespan) spends more on; as lines for synth.txt and as data for
+  synth.json.
 """
 
 from __future__ import annotations
@@ -21,9 +23,12 @@ from ir.dtypes import DType
 from ir.topology import pe_space
 from synth import Contraction
 from tu_ops.target import for_chips, get_target
+from tu_ops.dma import DmaOp
 from visa.schedule.bounds import Demand, Roofline, Work, roofline, work
+from visa.schedule.loops import step_repeats
+from visa.schedule.steps import build_steps
 
-__all__ = ["CLASSES", "demand", "efficiency", "explanation", "spec_roofline"]
+__all__ = ["CLASSES", "demand", "efficiency", "explanation", "spec_roofline", "tensor_bytes"]
 
 CLASSES = {"dma movement": "HBM<->DM movement", "dma start-up": "start-up", "program start-up": "start-up",
            "launch": "start-up", "contraction": "compute", "engines": "DM/TRF movement", "other": "start-up"}
@@ -69,12 +74,35 @@ def efficiency(c: Candidate, roof: Roofline) -> float | None:
     return None if c.makespan is None else c.makespan / roof.cycles
 
 
-def _work(space: Any, c: Candidate, target: str) -> Work:
-    """The work of a candidate's kernel, compiled once more."""
+def _work(space: Any, c: Candidate, target: str) -> tuple[Work, dict[str, int]]:
+    """The work of a candidate's kernel, compiled once more, and its DMAs' bytes per tensor."""
     kernel = space.factory(**c.params)
     tgt = get_target(target)
     outcome = compile_kernel(kernel, tgt)
-    return work(outcome.artifact.kernel, target_rates(target), for_chips(tgt, kernel.chips))
+    lowered, rates, chips = outcome.artifact.kernel, target_rates(target), for_chips(tgt, kernel.chips)
+    return work(lowered, rates, chips), tensor_bytes(lowered, rates, chips)
+
+
+def tensor_bytes(kernel: Any, rates: Any, target: Any) -> dict[str, int]:
+    """The bytes a lowered kernel's DMAs move of each HBM tensor (by parameter name; "other"
+    for an HBM tensor that is no parameter), counted as `work` counts `dma_bytes` (each DMA
+    as many times as its rolled loops run it; on several chips every chip's bytes): a load
+    counts for the tensor it reads, a store for the tensor it writes (a `dma_into` writes a
+    new version of its `into` tensor, the same parameter), an HBM -> HBM copy for its source, a
+    DM -> DM copy for "other"."""
+    names = {p.ref.id: p.name for p in kernel.params}
+    out: dict[str, int] = {}
+    for op, step, n in zip(kernel.steps, build_steps(kernel, rates, target), step_repeats(kernel)):
+        if not isinstance(op, DmaOp) or step.dma is None:
+            continue
+        into = getattr(op, "into", None)
+        if into is not None and into.id in names:  # the stored version is the same tensor
+            names[op.result.id] = names[into.id]
+        src, dst = op.kind.value
+        ref = op.src if src == "hbm" else op.result if dst == "hbm" else None  # DM -> DM: no HBM tensor
+        name = names.get(ref.id, "other") if ref is not None else "other"
+        out[name] = out.get(name, 0) + n * step.dma.bytes
+    return out
 
 
 def _classes(w: Work, context: str | None = None) -> dict[str, int]:
@@ -99,6 +127,23 @@ def _binding(w: Work) -> str:
 
 def _kinds_text(parts: dict[str, int]) -> str:
     return ", ".join(f"{_WORDS.get(k, k)} {v:,}" for k, v in sorted(parts.items(), key=lambda kv: (-kv[1], kv[0])) if v)
+
+
+def _per_tensor(moved: dict[str, int], sizes: dict[str, int]) -> str:
+    """`name bytes (Nx its size)` for each tensor the contraction moves, in its order, then any
+    other HBM tensor the kernel moves."""
+    parts = [f"{name} {moved.get(name, 0):,} ({moved.get(name, 0) / size:.2f}x its {size:,})"
+             for name, size in sizes.items()]
+    return ", ".join(parts + [f"{name} {b:,}" for name, b in moved.items() if name not in sizes])
+
+
+def _tensor_sizes(spec: Contraction) -> dict[str, int]:
+    """Each tensor's bytes the contraction moves (`demand`'s loads and stores), by name."""
+    need = demand(spec)
+    names = [name for name, _ in spec.operands]
+    if spec.epilogue is not None and spec.epilogue.bias:
+        names.append(spec.epilogue.bias[0])
+    return dict(zip(names + [spec.result[0]], list(need.loads) + list(need.stores)))
 
 
 def _winner_lines(c: Candidate, w: Work, needed: int) -> list[str]:
@@ -171,15 +216,18 @@ def explanation(spec: Contraction, space: Any, result: TuneResult, roof: Rooflin
     if c is None or c.makespan is None:
         return lines, data
     need = demand(spec)
-    w = _work(space, c, target)
+    w, moved = _work(space, c, target)
     data["efficiency"] = round(c.makespan / roof.cycles, 4)
     lines.append(f"efficiency: the winner's makespan {c.makespan:,} is {c.makespan / roof.cycles:.2f}x the roofline "
                  "(1.00: no kernel could be faster)")
     lines += _winner_lines(c, w, sum(need.loads) + sum(need.stores))  # the DMAs of every chip
-    entry: dict[str, Any] = {"winner": _work_json(c, w), "runner_up": None}
+    # which tensor's copies make the bytes beyond the contraction's (an operand moved to each
+    # slice of its row or column of the tile, not once)
+    lines.append("  bytes moved per tensor: " + _per_tensor(moved, _tensor_sizes(spec)))
+    entry: dict[str, Any] = {"winner": _work_json(c, w) | {"tensor_bytes": moved}, "runner_up": None}
     r = _runner_up(result)
     if r is not None:
-        rw = _work(space, r, target)
+        rw, _ = _work(space, r, target)
         lines += _versus(c, w, r, rw)
         entry["runner_up"] = _work_json(r, rw)
     else:

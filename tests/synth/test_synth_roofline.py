@@ -188,6 +188,13 @@ def test_synth_txt_and_json_give_the_efficiency_and_name_what_binds_the_winner(t
     assert bound_by and bound_by.group(1) in set(CLASSES.values())
     assert data["explanation"]["winner"]["bound_by"] == bound_by.group(1)
     assert re.search(r"vs the runner-up #\d+ \(placement=", text)
+    # which tensor's bytes the winner moves more than once: each of a, w and out against its size
+    moved = data["explanation"]["winner"]["tensor_bytes"]
+    assert sum(moved.values()) == data["explanation"]["winner"]["dma_bytes"]
+    assert moved["out"] == 256 * 256 * 4 and moved["w"] >= 256 * 64 and moved["a"] >= 256 * 64
+    assert ("  bytes moved per tensor: " + ", ".join(f"{name} {moved[name]:,} ({moved[name] / size:.2f}x its {size:,})"
+                                                     for name, size in (("a", 256 * 64), ("w", 256 * 64),
+                                                                        ("out", 256 * 256 * 4)))) in text.splitlines()
     head = next(line for line in text.splitlines() if line.lstrip().startswith("# "))
     assert "efficiency" in head.split()
     assert data["roofline"]["cycles"] == roof.cycles and data["roofline"]["binding"] == roof.binding.name
