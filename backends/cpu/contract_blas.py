@@ -208,6 +208,9 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
                 products[lo:lo + step] = _matmul(fa[ca[lo:lo + step]], fw[cw[lo:lo + step]].transpose(0, 1, 3, 2),
                                                  split)
     _done(fa), _done(fw)  # read for the last time (but when kept): the run's next request takes them
+    if route.index is not None and _in_order(route.runs, products):  # the products are the result cells
+        np.add(products, np.float32(0), out=products)  # in order: +0 added in place, no second buffer
+        return products.reshape(route.index.shape)
     if route.index is not None:  # the spread over the rows and the placing in one take
         out = arena.empty(route.index.shape, np.float32)  # the run's scratch: no fresh pages each run
         if route.runs is not None:  # the take a strided read: copied run by run, +0 added on the way
@@ -251,6 +254,16 @@ def _done(wide: np.ndarray) -> None:
     unless `_widened_kept` keeps it (then it is never arena scratch)."""
     if wide.nbytes >= KEEP_WIDENED_BYTES:
         arena.give_back(wide)
+
+
+def _in_order(runs: tuple | None, products: np.ndarray) -> bool:
+    """Whether the strided take `runs` (`blas_route.Route.runs`: first cell, shape, steps) reads
+    every cell of the C-contiguous `products` once, in order (then the take is the identity)."""
+    if runs is None or not products.flags.c_contiguous:
+        return False
+    first, shape, steps = runs
+    return first == 0 and math.prod(shape) == products.size and all(
+        n == 1 or st == math.prod(shape[k + 1:]) for k, (n, st) in enumerate(zip(shape, steps)))
 
 
 def _guarded(a: tuple, w: tuple, terms: int) -> bool:

@@ -94,3 +94,22 @@ def test_nothing_is_kept_outside_a_run() -> None:
     buf = np.zeros(8)
     assert not run_memo.put("k", buf, "key", "found")
     assert run_memo.get("k", buf, "key") is None
+
+
+def test_products_taken_in_order_are_the_result_with_plus_zero_added_in_place(monkeypatch) -> None:
+    """A matmul whose products are the result cells in order (`blas_route` runs reading
+    every cell once, in order) gives them as the result: no second buffer, no copy (it failed
+    so before); the bits are the oracle's, zero sums of -0 products +0 as on the chip."""
+    made, placed = [], []
+    matmul, contract = contract_blas._matmul, contract_blas.contract
+    monkeypatch.setattr(contract_blas, "_matmul", lambda *a: made.append(matmul(*a)) or made[-1])
+    monkeypatch.setattr(contract_blas, "contract", lambda *a: placed.append(contract(*a)) or placed[-1])
+    arrays = TILED.inputs(np.random.default_rng(4))
+    arrays[0].view(np.uint16)[:, :5] = 0x8000  # -0 operands: products and sums of -0 in five result columns
+    arrays[1].view(np.uint16)[:] &= 0x7FFF  # w >= 0: those sums add -0 products only
+    want = np.asarray(TILED.oracle(*arrays[:-1], arrays[-1]), np.float32) + np.float32(0)
+    got = [a.copy() for a in arrays]
+    CpuBackend(CpuOptions(threads=1, blas_threads=1)).run(TILED.kernel, tuple(got))
+    np.testing.assert_array_equal(got[-1].view(np.uint32), want.view(np.uint32))
+    assert (got[-1][:, :5].view(np.uint32) == 0).all()  # +0
+    assert len(placed) == len(made) == 3 and all(np.shares_memory(p, m) for p, m in zip(placed, made))
