@@ -20,6 +20,11 @@ buffer's note is dropped then, `forget_note`); the caller never sees one (`CpuBa
 gets its own arena (`CpuBackend` keeps a pool); a handed-out buffer is a fresh view
 object, and any row classes recorded for its memory are dropped (backends/cpu/row_classes.py).
 Small buffers (< `MIN_BYTES`) and calls outside a scope use `np.empty` / `np.zeros`.
+
+Each run counts, per memory owner, how often it hands that memory out again or the executor
+has it written in place (`Arena.writes`, `written`): backends/cpu/run_memo.py keeps a result
+computed from a buffer's contents while that count stands still, in the arena (`Arena.memo`),
+so it ends with the run.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backends.cpu import CpuBackend, CpuOptions, arena, contract_blas, contract_fast, run_memo
+from backends.cpu import CpuBackend, CpuOptions, arena, contract_blas, contract_fast, executor, run_memo
 from benchmarks.drawn_kernels import pinned
 
 BIG = (1 << 18,)  # int32: 1 MiB, an arena buffer
@@ -113,3 +113,15 @@ def test_products_taken_in_order_are_the_result_with_plus_zero_added_in_place(mo
     np.testing.assert_array_equal(got[-1].view(np.uint32), want.view(np.uint32))
     assert (got[-1][:, :5].view(np.uint32) == 0).all()  # +0
     assert len(placed) == len(made) == 3 and all(np.shares_memory(p, m) for p, m in zip(placed, made))
+
+
+def test_the_executor_tells_the_arena_before_a_buffer_is_written_in_place(monkeypatch) -> None:
+    """Every buffer the executor hands over to be written in place (a tile written into its
+    destination, `executor._owned`) is reported to `arena.written` first."""
+    told, owned = [], []
+    written, decide = arena.written, executor._owned
+    monkeypatch.setattr(arena, "written", lambda buf: told.append(buf) or written(buf))
+    monkeypatch.setattr(executor, "_owned", lambda *a, **k: owned.append(decide(*a, **k)) or owned[-1])
+    arrays = TILED.inputs(np.random.default_rng(5))
+    CpuBackend(CpuOptions(threads=1)).run(TILED.kernel, tuple(arrays))
+    assert sum(owned) == len(told) >= 2  # the second and third tiles at least write in place
