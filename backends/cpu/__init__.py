@@ -5,7 +5,8 @@ docs/machine/index.md), `adapters` (element-wise conversions), `contract` (the C
 Engine; `contract_fast`, `contract_plan` and `contract_float` its whole-contraction
 path), `executor` (the op walk), `host` (host arrays in and out), `options` (how the
 backend evaluates, `CpuOptions`), `arena` (a run's large scratch buffers, kept for the next run;
-`scratch` gives a dead value's back to it),
+`scratch` gives a dead value's back to it; `run_memo` keeps results computed from a buffer's
+unchanged contents for the rest of the run),
 `compact` and `compact_moves` (values of few live slices held as those rows only).
 """
 

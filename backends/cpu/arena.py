@@ -20,6 +20,11 @@ buffer's note is dropped then, `forget_note`); the caller never sees one (`CpuBa
 gets its own arena (`CpuBackend` keeps a pool); a handed-out buffer is a fresh view
 object, and any row classes recorded for its memory are dropped (backends/cpu/row_classes.py).
 Small buffers (< `MIN_BYTES`) and calls outside a scope use `np.empty` / `np.zeros`.
+
+Each run counts, per memory owner, how often it hands that memory out again or the executor
+has it written in place (`Arena.writes`, `written`): backends/cpu/run_memo.py keeps a result
+computed from a buffer's contents while that count stands still, in the arena (`Arena.memo`),
+so it ends with the run.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ except ImportError:  # pragma: no cover - a numpy without the switch: its defaul
     def _set_huge_pages(enabled: bool) -> bool:
         return enabled
 
-__all__ = ["Arena", "scope", "empty", "empty_noted", "forget_note", "zeros",
+__all__ = ["Arena", "scope", "current", "empty", "empty_noted", "forget_note", "zeros", "memory_owner", "written",
            "owned_root", "give_back", "give_back_raw", "sparse_zeros", "MIN_BYTES", "KEEP_BYTES"]
 
 MIN_BYTES = 1 << 20
@@ -75,6 +80,10 @@ class Arena:
         self.used: list[np.ndarray] = []
         self.returned: list[np.ndarray] = []  # given back in this run: kept at its end like `used`
         self.notes: dict[int, object] = {}  # by id of a held buffer: what its last maker left in it (`take`)
+        # by id of a memory owner (`memory_owner`): how often this run has handed it out again or
+        # written it in place (`written`); backends/cpu/run_memo.py keeps results while it stands still
+        self.writes: dict[int, int] = {}
+        self.memo: dict[object, object] = {}  # backends/cpu/run_memo.py's entries, for this run only
 
     def take(self, shape: tuple[int, ...], dtype: np.dtype, note: object = None) -> tuple[np.ndarray, bool]:
         """(a buffer of `shape`, whether it still holds what `note` promises): with a `note`,
@@ -89,6 +98,7 @@ class Arena:
         plain = [i for i, r in enumerate(pool) if id(r) not in self.notes]  # else one whose note no one needs now
         raw = pool.pop((kept or plain or [-1])[-1]) if pool else np.empty(nbytes, np.uint8)
         self.used.append(raw)
+        self.writes[id(raw)] = self.writes.get(id(raw), 0) + 1  # new contents from here on
         _forget(raw)
         if note is None:
             self.notes.pop(id(raw), None)
@@ -132,6 +142,7 @@ class Arena:
                 kept += raw.nbytes
                 self.free.setdefault(raw.nbytes, []).append(raw)
         self.used = []
+        self.memo, self.writes = {}, {}
         alive = {id(raw) for pool in self.free.values() for raw in pool}
         self.notes = {k: v for k, v in self.notes.items() if k in alive}
 
@@ -146,6 +157,32 @@ def forget_note(raw: np.ndarray) -> None:
     arena = getattr(_LOCAL, "arena", None)
     if arena is not None:
         arena.notes.pop(id(raw), None)
+
+
+def current() -> Arena | None:
+    """The calling thread's current arena (`scope`), or None."""
+    return getattr(_LOCAL, "arena", None)
+
+
+def memory_owner(buf: np.ndarray) -> np.ndarray:
+    """The array owning `buf`'s memory (through views, and the holder `as_strided` puts between)."""
+    while True:
+        base = buf.base
+        if base is not None and not isinstance(base, np.ndarray):
+            base = getattr(base, "base", None)
+        if not isinstance(base, np.ndarray):
+            return buf
+        buf = base
+
+
+def written(buf: np.ndarray) -> None:
+    """`buf`'s memory is about to be written in place (the executor hands a buffer over to a
+    handler: backends/cpu/executor.py `_owned`): results the run kept from its contents are
+    no longer valid (`Arena.writes`)."""
+    arena = getattr(_LOCAL, "arena", None)
+    if arena is not None:
+        key = id(memory_owner(buf))
+        arena.writes[key] = arena.writes.get(key, 0) + 1
 
 
 def owned_root(out: np.ndarray) -> np.ndarray | None:

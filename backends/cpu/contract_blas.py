@@ -43,7 +43,7 @@ from ir.bf16_exact import NONE, from_bounds, no_rounding, unit_floor
 from ir.blas import blas_threads
 from ir.errors import InternalError
 
-from backends.cpu import arena, blas_route, contract_jit
+from backends.cpu import arena, blas_route, contract_jit, run_memo
 from backends.cpu.contract_plan import Gather
 from backends.cpu.thread_pool import share
 
@@ -181,9 +181,9 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
     `contract_jit.stored_rows`) by float32 BLAS, or None when some sum could round (`no_rounding`). `plan` has no padding leaves and no skipped steps."""
     (raw_a, ca), (raw_w, cw) = stored_a, stored_w
     order = _k_order(plan.a, plan.w)  # K's digits in A's stride order, for both (any order sums alike)
-    fa, fw = _widened(raw_a, plan.a, order), _widened(raw_w, plan.w, order)  # (DA, N', I, K), (DW, N', J, K)
-    if not _guarded((raw_a, plan.a, fa.view(np.uint32)), (raw_w, plan.w, fw.view(np.uint32)), plan.terms):
-        arena.give_back(fa), arena.give_back(fw)
+    (fa, floor_a), (fw, floor_w) = _widened_kept("a", raw_a, plan.a, order), _widened_kept("w", raw_w, plan.w, order)
+    if not _guarded((floor_a, fa.view(np.uint32)), (floor_w, fw.view(np.uint32)), plan.terms):
+        _done(fa), _done(fw)
         return None
     da, nn, ni, k = fa.shape
     dw, nj = fw.shape[0], fw.shape[2]
@@ -207,7 +207,10 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
             for lo in range(0, len(ca), step):
                 products[lo:lo + step] = _matmul(fa[ca[lo:lo + step]], fw[cw[lo:lo + step]].transpose(0, 1, 3, 2),
                                                  split)
-    arena.give_back(fa), arena.give_back(fw)  # read for the last time: the run's next request takes them
+    _done(fa), _done(fw)  # read for the last time (but when kept): the run's next request takes them
+    if route.index is not None and _in_order(route.runs, products):  # the products are the result cells
+        np.add(products, np.float32(0), out=products)  # in order: +0 added in place, no second buffer
+        return products.reshape(route.index.shape)
     if route.index is not None:  # the spread over the rows and the placing in one take
         out = arena.empty(route.index.shape, np.float32)  # the run's scratch: no fresh pages each run
         if route.runs is not None:  # the take a strided read: copied run by run, +0 added on the way
@@ -225,24 +228,61 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
     return out
 
 
+KEEP_WIDENED_BYTES = arena.MIN_BYTES
+"""A widened operand below this size is kept for the run's next contraction reading the same
+stored cells the same way (`_widened_kept`); a larger one is arena scratch, given back at once."""
+
+
+def _widened_kept(side: str, raw: np.ndarray, gather: Gather, order: tuple[int, ...] | None) -> tuple:
+    """(`_widened(raw, gather, order)`, its `_floor`), kept in the run for the next
+    contraction that reads the same cells of the same unchanged memory (backends/cpu/
+    run_memo.py; one per side): a tiled kernel's column tiles read one stream each time
+    (issue 61: `drawn_s101_0` widened and scanned its stream three times a run)."""
+    key = (gather, order)
+    found = run_memo.get("widened " + side, raw, key)
+    if found is not None:
+        return found
+    wide = _widened(raw, gather, order)
+    found = wide, _floor(wide.view(np.uint32))
+    if wide.nbytes < KEEP_WIDENED_BYTES:
+        run_memo.put("widened " + side, raw, key, found)
+    return found
+
+
+def _done(wide: np.ndarray) -> None:
+    """A widened operand read for the last time by its contraction: given back to the arena
+    unless `_widened_kept` keeps it (then it is never arena scratch)."""
+    if wide.nbytes >= KEEP_WIDENED_BYTES:
+        arena.give_back(wide)
+
+
+def _in_order(runs: tuple | None, products: np.ndarray) -> bool:
+    """Whether the strided take `runs` (`blas_route.Route.runs`: first cell, shape, steps) reads
+    every cell of the C-contiguous `products` once, in order (then the take is the identity)."""
+    if runs is None or not products.flags.c_contiguous:
+        return False
+    first, shape, steps = runs
+    return first == 0 and math.prod(shape) == products.size and all(
+        n == 1 or st == math.prod(shape[k + 1:]) for k, (n, st) in enumerate(zip(shape, steps)))
+
+
 def _guarded(a: tuple, w: tuple, terms: int) -> bool:
     """`no_rounding` of the cells the layouts read (the stored rows hold copies and cells no
-    layout reads, several times as many on a broadcast); `a`, `w`: (stored rows, gather,
-    widened patterns). By the floors first (`_floor`), by the units themselves when the
+    layout reads, several times as many on a broadcast); `a`, `w`: (`_floor` of the widened
+    patterns, the widened patterns). By the floors first, by the units themselves when the
     floors are too low to tell."""
-    ra = _floor(*a)
-    rw = None if ra is None else _floor(*w)
+    ra, rw = a[0], w[0]
     if ra is None or rw is None:
         return False
     if no_rounding(ra, rw, terms):
         return True
-    ra, rw = unit_range(a[2]), unit_range(w[2])
+    ra, rw = unit_range(a[1]), unit_range(w[1])
     return ra is not None and rw is not None and no_rounding(ra, rw, terms)
 
 
-def _floor(raw: np.ndarray, gather: Gather, bits: np.ndarray) -> tuple[int, int] | None:
-    """`unit_floor` of the widened cells `bits` (the cells the gather reads of the stored rows
-    `raw`): with numba loaded, the bounds and the OR of the significands in one compiled pass
+def _floor(bits: np.ndarray) -> tuple[int, int] | None:
+    """`unit_floor` of the widened cells `bits` (the cells the gather reads of the stored rows):
+    with numba loaded, the bounds and the OR of the significands in one compiled pass
     over `bits` (`contract_jit.widened_bounds`: a tenth of the numpy passes' time)."""
     found = contract_jit.widened_bounds(bits)
     if found is None:

@@ -31,7 +31,7 @@ from ir.dtypes import bf16, f8e4m3, f8e5m2
 from ir.mapping.nodes import Mapping
 
 from backends.cpu import (
-    compact, contract_blas, contract_float, contract_int, contract_jit, layout, lazy_rows, row_classes,
+    compact, contract_blas, contract_float, contract_int, contract_jit, layout, lazy_rows, row_classes, run_memo,
 )
 from backends.cpu.compact import Compact
 from backends.cpu.contract_plan import Gather, Plan, _lane_last, _lane_last_plan, plan as make_plan
@@ -194,12 +194,30 @@ def _repeats(view: np.ndarray) -> bool:
     return all((view[lo:hi, 1:] == view[lo:hi, :1]).all() for lo, hi in parts)
 
 
-def _value_independent(op: _Operand, gather: Gather, candidates: tuple[int, ...]) -> frozenset[int]:
+def _value_independent(op: _Operand, gather: Gather, candidates: tuple[int, ...], side: str = "") -> frozenset[int]:
     """The candidate digits along which the operand's values (not only its cells) repeat:
-    those it reads with a zero stride in place, the others by comparing its data."""
+    those it reads with a zero stride in place, the others by comparing its data. Of a
+    lazy operand (`side` "a" or "w"), kept in the run for the next contraction reading
+    the same unchanged base the same way (backends/cpu/run_memo.py)."""
     candidates = tuple(k for k in candidates if k in gather.digits)
     if not candidates or op.size == 0:
         return frozenset()
+    key = None
+    if side and op.lazy is not None:
+        lazy = op.lazy
+        key = (gather, candidates, lazy.form, lazy.n_dst, lazy.shape,
+               None if lazy.row_of is None else lazy.row_of.tobytes())
+        kept = run_memo.get("independent " + side, lazy.base, key)
+        if kept is not None:
+            return kept
+    out = _compared(op, gather, candidates)
+    if key is not None:
+        run_memo.put("independent " + side, op.lazy.base, key, out)
+    return out
+
+
+def _compared(op: _Operand, gather: Gather, candidates: tuple[int, ...]) -> frozenset[int]:
+    """`_value_independent` found on the operand's cells."""
     found = op.in_place(gather)
     out = set()
     for k in candidates:
@@ -233,8 +251,8 @@ def contract(packed, pre: Mapping, out: Mapping, options: CpuOptions, result,
     if rows == 0:
         return layout.from_rows(np.zeros(shape, np.float32 if outer.is_float else np.int32), result)
     s_op, t_op = _Operand(outer.stream_src), _Operand(outer.trf_src)
-    drop_a = _value_independent(s_op, plan.a, plan.value_a)
-    drop_w = _value_independent(t_op, plan.w, plan.value_w)
+    drop_a = _value_independent(s_op, plan.a, plan.value_a, "a")
+    drop_w = _value_independent(t_op, plan.w, plan.value_w, "w")
     if drop_a or drop_w:
         plan = make_plan(*args, drop_a, drop_w)
         if plan is None:

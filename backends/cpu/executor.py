@@ -148,6 +148,7 @@ def _owned(step: "_Step", index: int, env: dict[int, Any], params: Sequence[Any]
         root = root.base
     row_classes.forget(root)  # its rows are about to change
     arena.forget_note(root)  # and what its maker left in it (`arena.empty_noted`)
+    arena.written(buf)  # and what the run kept computed from it (backends/cpu/run_memo.py)
     return True
 
 

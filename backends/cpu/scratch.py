@@ -29,15 +29,7 @@ def memory(value: Any) -> np.ndarray | None:
     return base if isinstance(base, np.ndarray) else None
 
 
-def _root(buf: np.ndarray) -> np.ndarray:
-    """The array owning `buf`'s memory (through views, and the holder `as_strided` puts between)."""
-    while True:
-        base = buf.base
-        if base is not None and not isinstance(base, np.ndarray):
-            base = getattr(base, "base", None)
-        if not isinstance(base, np.ndarray):
-            return buf
-        buf = base
+_root = arena.memory_owner  # the array owning a buffer's memory
 
 
 def _scratch_root(value: Any) -> np.ndarray | None:

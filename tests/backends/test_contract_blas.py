@@ -149,7 +149,7 @@ def test_the_compiled_floor_reads_the_cells_the_layout_reads(bad_cell: int | Non
     gather = Gather(digits=(0, 1, 2, 3), groups=(i, g, r, n), index=index, offset=4, shape=(i, g, r, n),
                     strides=(16, 8, 2, 1))
     bits = contract_blas._widened(raw, gather).view(np.uint32)
-    got = contract_blas._floor(raw, gather, bits)
+    got = contract_blas._floor(bits)
     assert got == contract_blas.unit_floor(bits)
     assert (got is None) == (bad_cell == 5)
 
@@ -526,5 +526,5 @@ def test_the_compiled_bounds_of_widened_cells(case: str) -> None:
     nonzero = [m for m in mags if m]
     want = (max(mags), min(nonzero, default=0x80000000), functools.reduce(operator.or_, mags, 0))
     assert contract_jit.widened_bounds(bits) == want
-    assert contract_blas._floor(patterns, None, bits) == contract_blas.unit_floor(bits)
+    assert contract_blas._floor(bits) == contract_blas.unit_floor(bits)
     assert contract_jit.widened_bounds(np.zeros(0, np.uint32)) == (0, 0x80000000, 0)

@@ -157,3 +157,21 @@ def test_generated_custom_switches_are_legal_and_move_the_right_data() -> None:
 @pytest.mark.slow
 def test_generated_custom_switches_many() -> None:
     _generated(range(8, 400))
+
+
+@pytest.mark.parametrize("in_rows", [2, 4, 8])
+def test_transpose_tiles_cell_by_cell(in_rows: int) -> None:
+    """`transpose_data` on tiles of few rows (turned a column at a time) and of more (one
+    transposed copy): output row c of each tile holds column c of the tile's input rows, then
+    the fill; a loop over every cell says so."""
+    in_cols, flit, out_rows, outer, slices = 8, 16, 6, 3, 2
+    params = TransposeParams(in_rows=in_rows, in_cols=in_cols, out_rows=out_rows, packets_per_col=1,
+                             valid_size_per_packet=in_cols, fetch_in_width_shift=0)
+    x = np.random.default_rng(in_rows).integers(1, 1000, (slices, outer * in_rows, flit)).astype(np.uint16)
+    y = transpose_data(x, params, outer * out_rows, fill=0)
+    for s in range(slices):
+        for o in range(outer):
+            for c in range(out_rows):
+                for j in range(flit):
+                    want = x[s, o * in_rows + j, c] if j < in_rows else 0
+                    assert y[s, o * out_rows + c, j] == want, (s, o, c, j)
