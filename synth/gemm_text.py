@@ -13,6 +13,7 @@ from typing import Any
 from ir.dtypes import DType
 from synth import epilogue, target
 from synth.bias_switch import bias_ring, bias_slice
+from synth.both_loads import both_stationary, both_tile
 from synth.onchip import device_transpose, switch_cut_text, switch_fetch, switch_names, switch_w_block
 from synth.overlap import a_pieces, piece_tile, pieces_ok, tile_pieces
 from synth.pairs import pair_ok
@@ -238,6 +239,7 @@ def _gemm_blocks(v: dict[str, Any]) -> list[str]:
                f'        rows = {wn}.view(){chain(v["widx"], v["batch"] + v["j_step"])}',
                f'        return rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{N} % {c}, {Kl}")])']),
             "",
+            *(both_stationary(v) if v["geo"].halves else [
             "    def stationary(block):",
             f"        # trf={v['p']['trf']!r}: {v['wn'] if v['stationary_w'] else v['an']}'s {v['rt']} rows per slice go to "
             f"the TRF, 8 lanes x {g} rows each,",
@@ -247,7 +249,7 @@ def _gemm_blocks(v: dict[str, Any]) -> list[str]:
               [f'                .fetch(m("{T} % 8, {T} / 8 % {g}"), m("{Kl}"))']),
             f'                .collect(m("{T} % 8, {T} / 8 % {g}, {Kl} / {flit}"), m("{K} % {flit}"))',
             f'                .to_trf(m("{T} % 8"), m("{T} / 8 % {g}, {Kl}")))',
-            ""]
+            ""])]
 
 
 def _gemm_tile(v: dict[str, Any]) -> list[str]:
@@ -263,6 +265,8 @@ def _gemm_tile(v: dict[str, Any]) -> list[str]:
                               v["pieces_n"], write=True))
     if geo.tb > 1:
         return time_block_tile(v, dst, contraction_chain(v, " " * 20))
+    if geo.halves:  # the TRF in halves of k, loaded by main and sub (synth/both_loads.py)
+        return both_tile(v, dst, lambda half: contraction_chain(v | {"Kl": half}, " " * 20))
     load, take = epilogue.bias_lines(v["spec"], "        ", chain((v["ni"],), v["j_step"]), v["c"], v["N"],
                                      split=v["pieces_n"] > 1, ring=v["bias_ring"])
     pad = " " * (20 if v["pieces_n"] > 1 else 18)

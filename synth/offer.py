@@ -53,8 +53,8 @@ def offered(spec: Any, point: dict[str, Any]) -> bool:
         return False
     if (g.switch or g.a_switch) and not w_rows:  # the switches are written for `w` stationary, `a` streamed
         return False
-    if point.get("pieces", 1) > 1 and not (w_rows and _pieces_offered(spec, g, point["pieces"])):
-        return False  # pieces of the streamed a (synth/overlap.py), with w stationary
+    if point.get("pieces", 1) > 1 and not (w_rows and not g.halves and _pieces_offered(spec, g, point["pieces"])):
+        return False  # pieces of the streamed a (synth/overlap.py), with w stationary, its TRF loaded by one context
     if (g.c if w_rows else g.r) * kl * elem > rngd().constants.TRF_BYTES:
         return False
     mt, nt = max(1, size[mi] // g.tm), max(1, size[ni] // g.tn)
@@ -102,7 +102,8 @@ def proxy_sizes(spec: Any, point: dict[str, Any]) -> dict[str, int]:
     shared = max(g.sn, g.sm * g.switch) if g.a_switch else 1
     # a `w by switch` block's k (each time block's chunk) is cut into `pieces` of whole flits (synth/onchip.py)
     pieces = switch_piece(g, size[spec.contracted], elem)[1] if g.switch else 1
-    kmin = max(64 * g.sk * g.tb, shared * 32 // elem, g.tb * pieces * 32 // elem)
+    # the TRF loaded in halves of k (synth/both_loads.py): each half whole 64-byte packets
+    kmin = max(64 * g.sk * g.tb, shared * 32 // elem, g.tb * pieces * 32 // elem, 128 // elem * g.halves)
     sizes[spec.contracted] = min(size[spec.contracted], kmin)
     if spec.batch is not None:  # two steps of the batch (of `sb` elements each when it spans slices)
         sizes[spec.batch] = min(sizes[spec.batch], 2 * g.sb)

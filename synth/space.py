@@ -47,6 +47,7 @@ import numpy as np
 
 from ir.dtypes import DType
 from synth import epilogue, gemv, target
+from synth.both_loads import both_placements
 from synth.bound import candidate_bound
 from synth.gemm_text import gemm_roles, gemm_source, kept
 from synth.odd_rows import odd_placements
@@ -111,6 +112,8 @@ def points(spec: Any) -> dict[str, list[Any]]:
         # blocks of m / sm rows (synth/odd_rows.py) last of all, with their switch twins
         odd = with_twins(odd_placements(spec, m, n, slices, placements) if spec.batch is None else [])
         placements += [g for g in odd if g not in placements]
+        # the TRF loaded by main and sub at once (synth/both_loads.py), after every other placement
+        placements += both_placements(spec, m, n, placements)
     tiles = max((m // g.tm) * (n // g.tn) for g in placements)
     levers: dict[str, list[Any]] = {"placement": [g.label() for g in placements], "trf": [wn, an],
                                     "packet": packets}
