@@ -8,7 +8,7 @@ then the slowest of the DMA Engine (one request of at most `request_bytes` per c
 and DM. Of the records a candidate surely issues, this counts:
 
 - one command (its start-up) per block load and per store its loops make
-  (synth/tile_loops.py, synth/pairs.py): per batch step, each distinct block of `a` and
+  (synth/tile_loops.py, synth/pairs.py, synth/trf_double.py: `w` and `a` once each): per batch step, each distinct block of `a` and
   `w` loaded once at the least (`reuse="all"`), the outer loop's block once per outer step
   and the inner one per tile (`"outer"`), both per tile (`"none"`); a result piece stored
   per tile and piece. A block load or store is one `to_dm` / `to_hbm_view` call, one
@@ -54,6 +54,8 @@ def candidate_bound(spec: Any, point: dict[str, Any], rates: Any) -> int | None:
     tiles = mt * nt
     outer = mt if v["order"] == "ij" else nt
     loads = {"all": mt + nt, "outer": outer + tiles, "none": 2 * tiles}[v["reuse"]] if tiles > 1 else 2
+    if v["geo"].double:  # all of `w` in one DMA, `a` in one (synth/trf_double.py)
+        loads = 2
     commands = steps * (loads + tiles * pieces)
 
     elem = DType(spec.dtype_in).bits // 8

@@ -240,10 +240,11 @@ def _gemm_blocks(v: dict[str, Any]) -> list[str]:
                f'        return rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{N} % {c}, {Kl}")])']),
             "",
             *(both_stationary(v) if v["geo"].halves else [
-            "    def stationary(block):",
+            "    def stationary(block, on=None):" if v["geo"].double else "    def stationary(block):",
             f"        # trf={v['p']['trf']!r}: {v['wn'] if v['stationary_w'] else v['an']}'s {v['rt']} rows per slice go to "
             f"the TRF, 8 lanes x {g} rows each,",
             f"        # in {flit}-element (32-byte) flits; the other operand streams past them",
+            "        return ((on or ctx.sub).begin(block.view())" if v["geo"].double else
             "        return (ctx.sub.begin(block.view())",
             *(switch_fetch(v) if v["geo"].switch else
               [f'                .fetch(m("{T} % 8, {T} / 8 % {g}"), m("{Kl}"))']),
@@ -292,7 +293,7 @@ def _gemm_tile(v: dict[str, Any]) -> list[str]:
              *take,
              f"        # packet={packet}: each contraction step multiplies {packet} elements of {K} "
              f"({packet * (1 if din == 'i8' else 2)} bytes, OUTER-3); the time loop sums the rest"]
-    if v["pair"]:  # the contraction returns its result, `store` stores it (synth/pairs.py)
+    if v["pair"] or geo.double:  # the contraction returns its result, `store` stores it (synth/pairs.py)
         return lines + ["        result = (ctx.main.begin(streamed.view())", *work[:-1], work[-1] + ")",
                         "        return result", "", "    def store(result, i, j):", *store, ""]
     if v["pieces_n"] > 1:

@@ -53,7 +53,7 @@ def offered(spec: Any, point: dict[str, Any]) -> bool:
         return False
     if (g.switch or g.a_switch) and not w_rows:  # the switches are written for `w` stationary, `a` streamed
         return False
-    if point.get("pieces", 1) > 1 and not (w_rows and not g.halves and _pieces_offered(spec, g, point["pieces"])):
+    if point.get("pieces", 1) > 1 and not (w_rows and not g.halves and not g.double and _pieces_offered(spec, g, point["pieces"])):
         return False  # pieces of the streamed a (synth/overlap.py), with w stationary, its TRF loaded by one context
     if (g.c if w_rows else g.r) * kl * elem > rngd().constants.TRF_BYTES:
         return False

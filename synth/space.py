@@ -51,6 +51,7 @@ from synth.both_loads import both_placements
 from synth.bound import candidate_bound
 from synth.gemm_text import gemm_roles, gemm_source, kept
 from synth.odd_rows import odd_placements
+from synth.trf_double import double_placements
 from synth.offer import offered, runs_in_full, split_levers
 from synth.onchip import switch_ok, switch_piece
 from synth.overlap import PIECES
@@ -114,7 +115,9 @@ def points(spec: Any) -> dict[str, list[Any]]:
         placements += [g for g in odd if g not in placements]
         # the TRF loaded by main and sub at once (synth/both_loads.py), after every other placement
         placements += both_placements(spec, m, n, placements)
-    tiles = max((m // g.tm) * (n // g.tn) for g in placements)
+        # two tiles' blocks in the TRF at once (synth/trf_double.py), after those: their own loops
+        placements += double_placements(spec, m, n, placements)
+    tiles = max((m // g.tm) * (n // g.tn) for g in placements if not g.double)
     levers: dict[str, list[Any]] = {"placement": [g.label() for g in placements], "trf": [wn, an],
                                     "packet": packets}
     if tiles > 1:

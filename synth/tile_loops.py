@@ -11,6 +11,7 @@ from typing import Any
 
 from synth.overlap import one_tile_pieces
 from synth.pairs import pair_loops
+from synth.trf_double import double_loops
 
 __all__ = ["loop_header", "tile_loops"]
 
@@ -31,6 +32,8 @@ def tile_loops(v: dict[str, Any]) -> list[str]:
     `for`s: its blocks are Python lists indexed by the tile numbers, which a loop index (not
     a Python int) cannot index."""
     mt, nt, order, reuse, s_dm, t_dm = v["mt"], v["nt"], v["order"], v["reuse"], v["s_dm"], v["t_dm"]
+    if v["geo"].double:
+        return double_loops(v)
     if mt * nt == 1 and v["pieces_n"] > 1:
         return one_tile_pieces(v)
     if v["pair"]:

@@ -44,7 +44,7 @@ BLOCKS = ((32, 32), (8, 128))  # a slice's rows x columns of the result
 
 _PLACEMENT = re.compile(r"(\d+)x(\d+) of (\d+)x(\d+)(?:, k over (\d+) slices)?(?:, k in (\d+) time blocks)?"
                         r"(?:, (2) clusters)?(?:, (\d+) batch elements side by side)?(?:, on 1/(\d+) of the slices)?"
-                        r"(?:, (a and w|a|w) by switch)?(, TRF loaded by main and sub)?$")
+                        r"(?:, (a and w|a|w) by switch)?(, TRF loaded by main and sub)?(, TRF double-buffered)?$")
 
 
 @attrs.frozen
@@ -68,6 +68,7 @@ class Geometry:
     switch: bool = False
     a_switch: bool = False
     halves: bool = False  # the TRF loaded in halves of k by main and sub at once (synth/both_loads.py)
+    double: bool = False  # two tiles' blocks in the TRF at once, tiles along n (synth/trf_double.py)
 
     @property
     def tm(self) -> int:
@@ -85,7 +86,8 @@ class Geometry:
                   (self.idle, f", on 1/{self.idle} of the slices"))
         who = " and ".join(["a"] * self.a_switch + ["w"] * self.switch)
         return (f"{self.sm}x{self.sn} of {self.r}x{self.c}" + "".join(text for n, text in extras if n > 1)
-                + (f", {who} by switch" if who else "") + (", TRF loaded by main and sub" if self.halves else ""))
+                + (f", {who} by switch" if who else "") + (", TRF loaded by main and sub" if self.halves else "")
+                + (", TRF double-buffered" if self.double else ""))
 
     def notes(self, K: str, k_local: str) -> list[str]:
         """The kernel file's comments on the clusters and the `k` split."""
@@ -144,7 +146,7 @@ def geometry(placement: str) -> Geometry:
     sm, sn, r, c = (int(match.group(i)) for i in range(1, 5))
     return Geometry(r, c, sm, sn, int(match.group(5) or 1), int(match.group(7) or 1), int(match.group(6) or 1),
                     int(match.group(9) or 1), int(match.group(8) or 1), "w" in (match.group(10) or ""),
-                    "a" in (match.group(10) or ""), bool(match.group(11)))
+                    "a" in (match.group(10) or ""), bool(match.group(11)), bool(match.group(12)))
 
 
 def pad_ok(spec: Any) -> bool:
