@@ -22,6 +22,7 @@ ID, bound and makespan) and answers a repeat from it, for the length of one tune
 
 from __future__ import annotations
 
+import gc
 import inspect
 import time
 from typing import Any
@@ -41,8 +42,8 @@ from visa.schedule.steps import build_steps
 
 from driver.tune_space import resolve_space
 
-__all__ = ["Batch", "Candidate", "PoolBest", "early_bound", "evaluate_batch", "evaluate_timed", "param_pruned",
-           "prebound", "share_best", "target_rates"]
+__all__ = ["Batch", "Candidate", "PoolBest", "early_bound", "evaluate_batch", "evaluate_timed", "freeze_heap",
+           "param_pruned", "prebound", "share_best", "target_rates"]
 
 
 @attrs.frozen
@@ -158,6 +159,24 @@ def _found(makespan: int) -> None:
         _OWN_BEST[0] = makespan
     if _SHARED_BEST[0] is not None:
         _SHARED_BEST[0].offer(makespan)
+
+
+_FROZEN = [False]
+
+
+def freeze_heap() -> None:
+    """A worker process's heap, once it holds what every task reuses (the tuner's imports, the
+    loaded space, the compiler's caches), moved out of the cyclic collector's reach, once per
+    process (`gc.freeze`). Its objects are still freed by their reference counts; the
+    collector no longer walks them. A full collection walked the whole heap (some 140,000
+    objects, 45-65 ms) about once a sweep in each process, inside some candidate's time; and
+    in a forked pool worker that walk writes every object's header, copying every page it
+    shares with this process. Called by a pool worker's start (driver/tune_exec.py `_warm`)
+    and after a dask worker's first task (driver/tune_share.py `on_cluster`); never in the
+    process that calls `tune`, the user's own."""
+    if not _FROZEN[0]:
+        _FROZEN[0] = True
+        gc.freeze()
 
 
 def evaluate_timed(batch: Batch) -> tuple[tuple[float, ...], list[Candidate]]:

@@ -57,11 +57,14 @@ class _Inline:
 
 
 def _warm(ref: FactoryRef | None, best: Any) -> None:
-    """A pool worker's start: prune against the pool's shared best makespan, and load the
-    tune file before the first task (this module's import brought the tuner)."""
+    """A pool worker's start: prune against the pool's shared best makespan, load the tune
+    file before the first task (this module's import brought the tuner), and freeze the heap
+    it starts with (`freeze_heap`: a forked worker's collections then never walk, and copy,
+    the pages it shares with this process)."""
     driver.tune_eval.share_best(driver.tune_eval.PoolBest(best))
     if ref is not None:
         load_space(ref)
+    driver.tune_eval.freeze_heap()
 
 
 def _start_method() -> Any:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from driver.tune_eval import share_best
+from driver.tune_eval import freeze_heap, share_best
 
 __all__ = ["TOPIC", "ClusterBest", "heard_best", "on_cluster"]
 
@@ -85,7 +85,8 @@ def _board() -> ClusterBest:
 
 def on_cluster(fn: Callable[[Any], Any], batch: Any) -> Any:
     """A dask worker's task: `fn(batch)` (driver/tune_eval.py `evaluate_timed`) pruning
-    against, and publishing to, the best makespan of `batch.sweep` across the cluster."""
+    against, and publishing to, the best makespan of `batch.sweep` across the cluster. The
+    first task leaves the worker's heap frozen (`freeze_heap`)."""
     board = _board()
     board.sweep = batch.sweep
     share_best(board)
@@ -93,6 +94,7 @@ def on_cluster(fn: Callable[[Any], Any], batch: Any) -> Any:
         return fn(batch)
     finally:
         share_best(None)
+        freeze_heap()  # after the first task: the space and the compiler's caches are loaded by then
 
 
 def heard_best(sweep: str) -> int | None:

@@ -15,7 +15,7 @@ from types import CodeType, FrameType, TracebackType
 
 import attrs
 
-__all__ = ["Location", "user_location", "tb_frames", "OWN_PACKAGES"]
+__all__ = ["Location", "user_location", "tb_frames", "OWN_PACKAGES", "instructions_after"]
 
 # npu-opt's top-level packages: the one list (driver/fingerprint.py and driver/crash_guard.py spell it
 # out, importing nothing of npu-opt's; tests/test_layers.py holds them equal)
@@ -40,6 +40,15 @@ def _instructions(code: CodeType) -> tuple[dict[int, dis.Instruction], list[int]
     """The instructions of `code` by offset, and their offsets in increasing order."""
     by_offset = {ins.offset: ins for ins in dis.get_instructions(code)}
     return by_offset, sorted(by_offset)
+
+
+def instructions_after(code: CodeType, offset: int, count: int) -> list[dis.Instruction]:
+    """The (up to) `count` instructions of `code` after the one at `offset`, read from the
+    table `user_location` builds once per code object: a kernel that calls `ctx.loop` a
+    hundred times (unrolled around a rolled loop) no longer disassembles its function at each."""
+    instructions, ordered = _instructions(code)
+    start = bisect.bisect_right(ordered, offset)
+    return [instructions[o] for o in ordered[start:start + count]]
 
 
 def _is_own(frame: FrameType) -> bool:

@@ -16,11 +16,11 @@ crossing its edge (`ir.runtime_scope`); LOOP-4: a bound that is not a count.
 
 from __future__ import annotations
 
-import dis
 import sys
 from typing import Any
 
 from ir.diagnostic import Violation
+from ir.location import instructions_after
 from ir.loop_affine import Index, index_form
 from ir.runtime_ops import LoopBegin, LoopEnd
 from ir.words import a_an
@@ -106,7 +106,7 @@ def _refused(tracer: Any, loc: Any, message: str | None, help: str | None = None
 
 def _target_name(frame: Any) -> str:
     """The name the caller's `for` binds the index to (for messages), else `i`."""
-    after = [ins for ins in dis.get_instructions(frame.f_code) if ins.offset > frame.f_lasti][:8]
+    after = instructions_after(frame.f_code, frame.f_lasti, 8)
     for ins in after:   # the call, GET_ITER, FOR_ITER, then the store of the index
         if ins.opname.startswith("STORE_"):
             return str(ins.argval)

@@ -31,7 +31,6 @@ the two become one start (`_second_start`).
 from __future__ import annotations
 
 import contextlib
-import dis
 import math
 import sys
 from collections.abc import Iterator
@@ -40,7 +39,7 @@ from typing import Any
 import attrs
 
 from ir.diagnostic import Violation
-from ir.location import user_location
+from ir.location import instructions_after, user_location
 from ir.loop_affine import UNPROVEN, Affine, combine, range_fault
 from ir.ops import Param
 from ir.runtime_ops import GuardBegin, GuardEnd, ScalarOp, ScalarLoad
@@ -158,7 +157,7 @@ def scalar_param(tracer: Any, leaf: Any, loc: Any, fn: Any) -> Any:
 def _asserting(frame: Any) -> bool:
     """Whether the truth test running in `frame` is an `assert` statement's: the
     instruction after it raises AssertionError."""
-    after = [i for i in dis.get_instructions(frame.f_code) if frame.f_lasti < i.offset <= frame.f_lasti + 8]
+    after = [i for i in instructions_after(frame.f_code, frame.f_lasti, 4) if i.offset <= frame.f_lasti + 8]
     return any(i.opname == "LOAD_ASSERTION_ERROR" for i in after)
 
 
