@@ -76,6 +76,7 @@ def test_turned_weights_pairs_are_placed_without_a_gather_and_checked_once(monke
     rows as they are (no gather of them by `place`), and the natural layout's index tables
     are built once per plan. Exact against numpy both runs."""
     monkeypatch.setattr(lazy, "LAZY_BYTES", 0)   # a small kernel's broadcast held lazily too
+    monkeypatch.setattr(row_pairs, "_AXES", {})   # nothing checked by an earlier test's run
     checked, placed, patterns = [], [], []
     real_axes, real_placed, real_pattern = row_pairs._axes, contract._placed, operands._pattern
     monkeypatch.setattr(row_pairs, "_axes", lambda *a: checked.append(real_axes(*a)) or checked[-1])
