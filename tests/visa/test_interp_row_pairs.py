@@ -80,7 +80,8 @@ def test_turned_weights_pairs_are_placed_without_a_gather_and_checked_once(monke
     checked, placed, patterns = [], [], []
     real_axes, real_placed, real_pattern = row_pairs._axes, contract._placed, operands._pattern
     monkeypatch.setattr(row_pairs, "_axes", lambda *a: checked.append(real_axes(*a)) or checked[-1])
-    monkeypatch.setattr(contract, "_placed", lambda acc, y, p: placed.append((y, real_placed(acc, y, p))) or placed[-1][1])
+    monkeypatch.setattr(contract, "_placed",
+                        lambda acc, y, p: placed.append((y, real_placed(acc, y, p))) or placed[-1][1])
     monkeypatch.setattr(operands, "_pattern", lambda *a: patterns.append(1) or real_pattern(*a))
     arrays = _TURNED.inputs(np.random.default_rng(7))
     artifact = parse_visa(compile_kernel(_TURNED.kernel).text)

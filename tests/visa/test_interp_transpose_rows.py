@@ -35,7 +35,8 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], list[tuple[int, in
     real_hold = Dm.hold
     for name in ("transpose_data", "transpose_cells"):   # padded flits (plain), turned cells (fast)
         real = getattr(engines, name)
-        monkeypatch.setattr(engines, name, lambda x, *a, real=real, **k: (turned.append(x.shape[0]), real(x, *a, **k))[1])
+        monkeypatch.setattr(engines, name,
+                            lambda x, *a, real=real, **k: (turned.append(x.shape[0]), real(x, *a, **k))[1])
     monkeypatch.setattr(Dm, "hold", lambda self, z: (held.append((z.hi - z.lo, z.rows.shape[0])), real_hold(self, z))[1])
     return turned, held
 
@@ -75,7 +76,8 @@ def test_turned_rows_hold_no_padding_cells(monkeypatch: pytest.MonkeyPatch, draw
                         property(lambda self: padded.append(self) or real_padded.fget(self)))
     arrays = drawn.inputs(np.random.default_rng(7))
     results, finals = execute_inout(parse_visa(compile_kernel(drawn.kernel).text), [x.copy() for x in arrays])
-    assert np.array_equal(np.asarray((results + finals)[-1]).astype(np.float64), drawn.oracle(*arrays).astype(np.float64))
+    got = np.asarray((results + finals)[-1])
+    assert np.array_equal(got.astype(np.float64), drawn.oracle(*arrays).astype(np.float64))
     assert len(made) == 1 and isinstance(made[0], transpose_rows.Turned)
     stream = made[0]
     assert stream.cells.shape[0] == 2 and stream.cells.shape[-1] < stream.shape[-1]   # 2 rows, no padding cells

@@ -190,7 +190,8 @@ def slot_quads(pairs: np.ndarray, tread: np.ndarray, tpad: np.ndarray) -> np.nda
     pairs read the same weights (then a row alone gains nothing by them). Remembered by the
     arrays' contents (a contraction's slots are the same every run: 2 ms a run of
     `drawn_s1_3`'s 2048 slots grouped again); a copy (the compiled kernels take writable arrays)."""
-    return _slot_quads(*((a.dtype.str, a.shape, np.ascontiguousarray(a).tobytes()) for a in (pairs, tread, tpad))).copy()
+    keys = ((a.dtype.str, a.shape, np.ascontiguousarray(a).tobytes()) for a in (pairs, tread, tpad))
+    return _slot_quads(*keys).copy()
 
 
 @functools.lru_cache(maxsize=64)
