@@ -2,7 +2,9 @@
 (visa/interp/fast/row_pairs.py): both operands broadcast by the Switch Engine, two batch
 elements side by side, so the rows' pairs are two grids of (row block, column block); each
 pair is multiplied once, the held switch streams are never written out, and the result is
-the numpy oracle's, exactly."""
+the numpy oracle's, exactly. A `k`-first kernel's turned weights make such pairs too; their
+sums go into the rows without a gather when the rows run through the grid in a transposed
+order (`row_pairs.grid_axes`, checked once per pairs)."""
 
 from __future__ import annotations
 
@@ -12,13 +14,16 @@ import pytest
 from benchmarks.drawn_kernels import pinned
 from npu_opt.compile_api import compile_kernel
 from visa import parse_visa
-from visa.interp import contract, execute_inout
-from visa.interp.fast import row_pairs
+from visa.interp import contract, execute_inout, operands
+from visa.interp.fast import lazy, row_pairs
 from visa.interp.fast.repeated import Repeated
 
 _DRAWN = pinned("row_pairs", "out[b,m,n] = a[b,m,k] * w[b,n,k]", "i8:i32", dict(b=2, m=16, n=32, k=64),
                 dict(placement="4x2 of 8x16, 2 batch elements side by side, on 1/16 of the slices, a and w by switch",
                      trf="w", packet=64, pieces=1), "batched")
+# `w[k,n]` turned on the device, stationary (16 live slices, 2 distinct blocks of `w`)
+_TURNED = pinned("row_pairs_turned", "out[n,m] = a[m,k] * w[k,n]", "i8:i32", dict(m=64, n=64, k=64),
+                 dict(placement="2x8 of 32x8, on 1/16 of the slices", trf="w", packet=64), "gemm", transpose="device")
 
 
 def test_the_rows_pairs_are_grids_part_by_part() -> None:
@@ -51,3 +56,40 @@ def test_each_distinct_pair_is_multiplied_once_with_the_oracles_sums(monkeypatch
     s_rows, w_rows, place = found[0]
     assert s_rows.size * w_rows.shape[1] == place.size   # every pair a row uses, each once
     assert not written
+
+
+def test_the_rows_order_through_the_grid_is_found_as_a_transpose_of_it() -> None:
+    # 1 part, stream classes {0, 1, 2}, weight classes {5, 6}: rows weight class first (the
+    # turned `w` of a `k`-first kernel) run through the grid transposed (part, weight, stream)
+    hs, hw = np.array([0, 1, 2, 0, 1, 2]), np.array([5, 5, 5, 6, 6, 6])
+    assert row_pairs.grid_axes(row_pairs.pair_grid(hs, hw)) == (0, 2, 1)
+    assert row_pairs.grid_axes(row_pairs.pair_grid(hw - 5, hs)) == (0, 1, 2)
+    # rows in no order of the grid, or a grid some pairs of which no row uses: None
+    assert row_pairs.grid_axes(row_pairs.pair_grid(hs[[1, 0, 2, 3, 4, 5]], hw)) is None
+    assert row_pairs.grid_axes(row_pairs.pair_grid(np.array([0, 1, 0]), np.array([5, 5, 6]))) is None
+
+
+def test_turned_weights_pairs_are_placed_without_a_gather_and_checked_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`drawn_s1_4`'s form, small: `w[k,n]` turned on the device and stationary, its rows in
+    the order (weight class, stream class). The rows' order is checked once over two runs
+    (a contraction meets the same pairs every run), the matmul's sums are copied into the
+    rows as they are (no gather of them by `place`), and the natural layout's index tables
+    are built once per plan. Exact against numpy both runs."""
+    monkeypatch.setattr(lazy, "LAZY_BYTES", 0)   # a small kernel's broadcast held lazily too
+    monkeypatch.setattr(row_pairs, "_AXES", {})   # nothing checked by an earlier test's run
+    checked, placed, patterns = [], [], []
+    real_axes, real_placed, real_pattern = row_pairs._axes, contract._placed, operands._pattern
+    monkeypatch.setattr(row_pairs, "_axes", lambda *a: checked.append(real_axes(*a)) or checked[-1])
+    monkeypatch.setattr(contract, "_placed",
+                        lambda acc, y, p: placed.append((y, real_placed(acc, y, p))) or placed[-1][1])
+    monkeypatch.setattr(operands, "_pattern", lambda *a: patterns.append(1) or real_pattern(*a))
+    arrays = _TURNED.inputs(np.random.default_rng(7))
+    artifact = parse_visa(compile_kernel(_TURNED.kernel).text)
+    runs = []
+    for _ in range(2):
+        results, finals = execute_inout(artifact, [x.copy() for x in arrays])
+        assert np.array_equal(np.asarray((results + finals)[-1]), _TURNED.oracle(*arrays))
+        runs.append(len(patterns))
+    assert checked == [(0, 2, 1)]         # once, over both runs
+    assert len(placed) == 2 and all(y is got[1] for y, got in placed)   # the sums as the matmul left them
+    assert runs[0] > 0 and runs[1] == runs[0]   # no index table built again in the second run

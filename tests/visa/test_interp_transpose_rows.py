@@ -15,8 +15,8 @@ import pytest
 from benchmarks.drawn_kernels import pinned
 from npu_opt.compile_api import compile_kernel
 from visa import parse_visa
-from visa.interp import engines, execute_inout
-from visa.interp.fast import lazy
+from visa.interp import engines, execute_inout, shortcuts
+from visa.interp.fast import lazy, transpose_rows
 from visa.interp.memory import Dm
 
 # 16 live slices (N / 32 x M / 8); `w[k,n]` depends on N / 32 only: 2 distinct blocks, 8 copies each
@@ -32,8 +32,11 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], list[tuple[int, in
     """(rows of every Transpose Engine call, (offsets held, distinct rows) of every lazy DM region held)."""
     turned: list[int] = []
     held: list[tuple[int, int]] = []
-    real_turn, real_hold = engines.transpose_data, Dm.hold
-    monkeypatch.setattr(engines, "transpose_data", lambda x, *a, **k: (turned.append(x.shape[0]), real_turn(x, *a, **k))[1])
+    real_hold = Dm.hold
+    for name in ("transpose_data", "transpose_cells"):   # padded flits (plain), turned cells (fast)
+        real = getattr(engines, name)
+        monkeypatch.setattr(engines, name,
+                            lambda x, *a, real=real, **k: (turned.append(x.shape[0]), real(x, *a, **k))[1])
     monkeypatch.setattr(Dm, "hold", lambda self, z: (held.append((z.hi - z.lo, z.rows.shape[0])), real_hold(self, z))[1])
     return turned, held
 
@@ -57,3 +60,25 @@ def test_each_distinct_block_is_turned_once_and_committed_lazily(monkeypatch: py
         plain = execute_inout(artifact, [x.copy() for x in arrays], fast=False)
         assert turned == [16]  # the plain path turns every live slice's block, to the same bits
         assert np.asarray((plain[0] + plain[1])[-1]).tobytes() == got.tobytes()
+
+
+@pytest.mark.parametrize("drawn", [_I8, _BF16], ids=["i8_trf_operand", "bf16_stream_operand"])
+def test_turned_rows_hold_no_padding_cells(monkeypatch: pytest.MonkeyPatch, drawn) -> None:
+    """The engine's result on the distinct rows keeps each flit's turned cells only (a
+    `Turned`: `in_rows` of a flit's cells), and the commit writes them into the DM from
+    there: the padded rows are never written out. Exact against numpy."""
+    monkeypatch.setattr(lazy, "LAZY_BYTES", 0)
+    made, padded = [], []
+    real_turn, real_padded = transpose_rows.transpose_rows, transpose_rows.Turned.factored
+    monkeypatch.setitem(shortcuts._SHORTCUTS, "transpose_rows",
+                        lambda *a: made.append(real_turn(*a)) or made[-1])
+    monkeypatch.setattr(transpose_rows.Turned, "factored",
+                        property(lambda self: padded.append(self) or real_padded.fget(self)))
+    arrays = drawn.inputs(np.random.default_rng(7))
+    results, finals = execute_inout(parse_visa(compile_kernel(drawn.kernel).text), [x.copy() for x in arrays])
+    got = np.asarray((results + finals)[-1])
+    assert np.array_equal(got.astype(np.float64), drawn.oracle(*arrays).astype(np.float64))
+    assert len(made) == 1 and isinstance(made[0], transpose_rows.Turned)
+    stream = made[0]
+    assert stream.cells.shape[0] == 2 and stream.cells.shape[-1] < stream.shape[-1]   # 2 rows, no padding cells
+    assert not padded   # the commit read the turned cells; no padded rows were made

@@ -186,15 +186,28 @@ def _pairs(stream: np.ndarray | Repeated, wa: Weights) -> tuple[np.ndarray, np.n
 def _pair_sum(sa: np.ndarray, wa: Weights, keep: list[int], plan: Plan, mem: Memory, as_float: bool,
               pairs: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[np.ndarray, int]:
     """`_row_sum` of the rows' distinct pairs (`_pairs`; `sa` the stream rows it names,
-    part by part), one batched matmul, each row's sums placed from them."""
+    part by part), one batched matmul: (sums over the grid (part, stream class, weight
+    class, ...), bound); `_placed` puts each row's sums in place."""
     s_rows, w_rows, place = pairs
     n_parts, ns, nw = s_rows.shape[0], s_rows.shape[1], w_rows.shape[1]
     a = sa.reshape(n_parts, ns, 1, *sa.shape[1:])
     w = _rows(wa, w_rows.reshape(-1))
     b = w.reshape(n_parts, 1, nw, *w.shape[1:])
-    y, bound = _exact_sum(a, b, list(range(sa.ndim + 2)), [0, 1, 2, *(k + 2 for k in keep[1:])], plan, mem,
-                          as_float)
-    return y.reshape(n_parts * ns * nw, *y.shape[3:])[place], bound
+    return _exact_sum(a, b, list(range(sa.ndim + 2)), [0, 1, 2, *(k + 2 for k in keep[1:])], plan, mem, as_float)
+
+
+def _placed(acc: np.ndarray, y: np.ndarray,
+            pairs: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(a view of the rows `acc` as the grid of `y`'s (part, stream class, weight class)
+    axes, `y`) when the rows run through the grid in the order of a transpose of it
+    (`row_pairs.grid_axes`: then `y` is copied into them once, not gathered by `place`
+    first), else (`acc`, `y` gathered by `place`)."""
+    axes = row_pairs.grid_axes(pairs) if speed.on() else None
+    if axes is None:
+        return acc, y.reshape(-1, *y.shape[3:])[pairs[2]]
+    dims = (pairs[0].shape[0], pairs[0].shape[1], pairs[1].shape[1])
+    grid = acc.reshape(*(dims[k] for k in axes), *acc.shape[1:])
+    return grid.transpose(*np.argsort(axes), *range(3, grid.ndim)), y
 
 
 def _int(plan: Plan, s: np.ndarray, wa: Weights, mem: Memory,
@@ -223,7 +236,10 @@ def _int(plan: Plan, s: np.ndarray, wa: Weights, mem: Memory,
     held = mem.scratch((len(pairs[2]) if pairs else s.shape[0], *kept_shape, plan.out_cols, plan.lanes),
                        np.dtype(np.int32))
     acc = np.moveaxis(held, -1, 1)
-    grid = acc.reshape(*y.shape[:y.ndim - acc.ndim + 1], *acc.shape[1:])    # rows, or (outer, inner)
+    if pairs is not None:   # y: (part, stream class, weight class, ...)
+        grid, y = _placed(acc, y, pairs)
+    else:                   # y: rows, or (outer, inner) that broadcast to them
+        grid = acc.reshape(*y.shape[:y.ndim - acc.ndim + 1], *acc.shape[1:])
     np.copyto(grid, np.broadcast_to(y, grid.shape), casting="unsafe")
     return acc
 

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ir.transpose.params import engine_shape
-from ir.switch.semantics import transpose_data
+from ir.switch.semantics import transpose_cells, transpose_data
 from visa.interp.errors import check
 from visa.interp.shortcuts import Held, shortcut
 from visa.interp.steps import ProgramState, runs
@@ -19,8 +19,9 @@ from visa.interp.steps import ProgramState, runs
 __all__ = ["run_transpose"]
 
 
-def run_transpose(op: Any, stream: np.ndarray) -> np.ndarray:
-    """(rows, T, flit) -> (rows, T / (in_rows * packets_per_col) * out_rows, flit)."""
+def run_transpose(op: Any, stream: np.ndarray, cells_only: bool = False) -> np.ndarray:
+    """(rows, T, flit) -> (rows, T / (in_rows * packets_per_col) * out_rows, flit); with
+    `cells_only`, each output flit's first `in_rows` cells only (the others are zero)."""
     rows, steps, cells = stream.shape
     tile = op.in_rows * op.packets_per_col
     check(tile > 0 and steps % tile == 0, f"in_rows {op.in_rows} x packets_per_col {op.packets_per_col} "
@@ -33,11 +34,11 @@ def run_transpose(op: Any, stream: np.ndarray) -> np.ndarray:
     check(shape is not None and shift in (0, 1) and op.valid_size_per_packet == shape.valid << shift,
           f"the engine unpacks {'?' if shape is None else shape.valid << shift} elements per packet "
           f"(fetch_in_width_shift={shift}); the record states valid_size_per_packet={op.valid_size_per_packet}", op)
-    out = transpose_data(stream, op.params, steps // tile * op.out_rows)
     out_t = op.output_type
-    check(out.shape[1:] == (out_t.time.size, out_t.packet.size), f"the record produces {out.shape[1:]} steps x "
+    n_out = steps // tile * op.out_rows
+    check((n_out, cells) == (out_t.time.size, out_t.packet.size), f"the record produces ({n_out}, {cells}) steps x "
           f"cells, its output stream is ({out_t.time.size}, {out_t.packet.size})", op)
-    return out
+    return transpose_cells(stream, op.params) if cells_only else transpose_data(stream, op.params, n_out)
 
 
 @runs("transpose")

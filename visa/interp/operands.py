@@ -23,7 +23,7 @@ import numpy as np
 
 from visa.interp.memory import Memory
 from visa.interp.plan import Plan
-from visa.interp.shortcuts import Held
+from visa.interp.shortcuts import Held, per_record
 from visa.interp.rows import Rows
 from visa.interp.trf import TrfTensor, read_weights, take
 from visa.interp.values import widen, widen_table
@@ -102,14 +102,23 @@ def natural_operands(plan: Plan, stream: np.ndarray | Held, outer: Any,
                      rows: Rows | int) -> tuple[np.ndarray, np.ndarray]:
     """The stream operand in the natural layout (of `rows`, or that many rows), and the TRF
     element index (`natural_index`) `read_weights` reads the weights operand at."""
-    s_pat = _pattern(plan, None, plan.stream_step, plan.q, plan.q)
+    s_pat = _natural_stream(plan)
     count = rows if isinstance(rows, int) else rows.count
     s = widen(_natural(stream, s_pat, count)[:, None], outer.stream_type)
     return s, natural_index(plan)
 
 
+@per_record
+def _natural_stream(plan: Plan) -> np.ndarray:
+    """The packet element index of the natural layout without its row and lane axes (once
+    per plan: a plan is per record)."""
+    return _pattern(plan, None, plan.stream_step, plan.q, plan.q)
+
+
+@per_record
 def natural_index(plan: Plan) -> np.ndarray:
-    """The TRF element index of the natural layout without its row and lane axes."""
+    """The TRF element index of the natural layout without its row and lane axes (once per
+    plan)."""
     return _pattern(plan, None, plan.trf_read, plan.read_elems, plan.read_elems)
 
 

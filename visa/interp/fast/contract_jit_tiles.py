@@ -187,7 +187,21 @@ def slot_quads(pairs: np.ndarray, tread: np.ndarray, tpad: np.ndarray) -> np.nda
     """The slot pairs (indices into `pairs`) ROWS at a time, each ROWS reading the same
     weights (the same TRF reads of the first slot, shift and skipped steps, a partner or
     none), a group's last pair repeated to fill its last tile; (0, ROWS) when no two
-    pairs read the same weights (then a row alone gains nothing by them)."""
+    pairs read the same weights (then a row alone gains nothing by them). Remembered by the
+    arrays' contents (a contraction's slots are the same every run: 2 ms a run of
+    `drawn_s1_3`'s 2048 slots grouped again); a copy (the compiled kernels take writable arrays)."""
+    keys = ((a.dtype.str, a.shape, np.ascontiguousarray(a).tobytes()) for a in (pairs, tread, tpad))
+    return _slot_quads(*keys).copy()
+
+
+@functools.lru_cache(maxsize=64)
+def _slot_quads(*arrays: tuple) -> np.ndarray:
+    pairs, tread, tpad = (np.frombuffer(data, dtype).reshape(shape) for dtype, shape, data in arrays)
+    return _grouped(pairs, tread, tpad)
+
+
+def _grouped(pairs: np.ndarray, tread: np.ndarray, tpad: np.ndarray) -> np.ndarray:
+    """`slot_quads`, computed."""
     groups: dict[tuple, list[int]] = {}
     for p, (kk, k2, sh) in enumerate(pairs.tolist()):
         key = (tread[kk].tobytes(), sh, k2 >= 0, tpad[kk].tobytes() if tpad.shape[0] else b"")

@@ -17,12 +17,13 @@ any order (`ir.exact_sum`), so the bits are those of the row-by-row sums.
 from __future__ import annotations
 
 import functools
+import itertools
 
 import numpy as np
 
 from visa.interp.shortcuts import frozen
 
-__all__ = ["pair_grid"]
+__all__ = ["pair_grid", "grid_axes"]
 
 
 def _parts(si: np.ndarray, wi: np.ndarray, ns: int, nw: int) -> np.ndarray:
@@ -74,3 +75,36 @@ def _grid(hs: np.ndarray, hw: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
     w_at[w_order] = np.arange(nw) % n_w[0]
     place = (part[si] * n_s[0] + s_at[si]) * n_w[0] + w_at[wi]
     return us[s_order].reshape(parts.size, -1), uw[w_order].reshape(parts.size, -1), place
+
+
+_AXES: dict[int, tuple[np.ndarray, tuple[int, int, int] | None]] = {}
+"""id(place) -> (place, `_axes` of it): the check runs once per `pair_grid` result (those
+are remembered, so a contraction meets the same `place` every run); the entry holds
+`place`, so its id is not reused while the entry exists."""
+
+
+def grid_axes(pairs: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[int, int, int] | None:
+    """The order of the axes (part, stream class, weight class) in which the rows of
+    `pairs` (`pair_grid`) run through the products: `axes` with row r's sums the
+    products' grid transposed to `axes`, in C order (the rows can be written from the
+    grid's view, no gather by `place`); None when no order does. Checked once per `pairs`."""
+    place = pairs[2]
+    hit = _AXES.get(id(place))
+    if hit is not None and hit[0] is place:
+        return hit[1]
+    if len(_AXES) >= 256:
+        _AXES.pop(next(iter(_AXES)))
+    found = _axes(place, (pairs[0].shape[0], pairs[0].shape[1], pairs[1].shape[1]))
+    _AXES[id(place)] = (place, found)
+    return found
+
+
+def _axes(place: np.ndarray, dims: tuple[int, int, int]) -> tuple[int, int, int] | None:
+    """`grid_axes` over the products' grid `dims` (parts, stream classes, weight classes)."""
+    if place.size != dims[0] * dims[1] * dims[2]:
+        return None                 # some pairs go unused: a row's sums are gathered
+    grid = np.arange(place.size).reshape(dims)
+    for axes in itertools.permutations(range(3)):
+        if np.array_equal(grid.transpose(axes).reshape(-1), place):
+            return axes
+    return None

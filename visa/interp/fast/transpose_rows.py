@@ -10,7 +10,9 @@ turns it alike, so the chain keeps the distinct rows only:
   group reads each distinct row once (the feed then pads, converts and collects those rows
   only) and gives a sparse `Repeated` (visa/interp/fast/repeated.py: the other rows name the
   row they repeat);
-- `transpose_rows`: the engine turns the stored rows of a sparse `Repeated` only;
+- `transpose_rows`: the engine turns the stored rows of a sparse `Repeated` only, and
+  keeps each output flit's turned cells, not its padding (`Turned`: a `drawn_s1_3` block
+  fills 4 of a flit's 16 cells, so the padded rows were 4x the turned data);
 - `commit_rows`: a commit of a sparse `Repeated` that writes every byte of its new tensor in
   each slice writes the distinct rows once and holds the tensor as a lazy region of those
   rows (`Dm.hold`), which the next program's feed reads through (`feed._repeated`) and any
@@ -24,6 +26,7 @@ same bits.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -34,7 +37,7 @@ from visa.interp.shortcuts import register
 from visa.interp.strided import flat_walk, view
 from visa.interp.values import from_raw, raw_dtype, value_dtype
 
-__all__ = ["feed_rows", "transpose_rows", "commit_rows", "held_stream"]
+__all__ = ["Turned", "feed_rows", "transpose_rows", "commit_rows", "held_stream"]
 
 
 @register("feed_lazy_rows")
@@ -89,16 +92,43 @@ def _stored(stream: Any) -> np.ndarray | None:
     return np.flatnonzero(stream.held == np.arange(stream.held.size))
 
 
+class Turned(Repeated):
+    """The Transpose Engine's result on a broadcast's distinct rows, without its padding:
+    `cells` (stored rows, steps, c) the first c cells of every flit of the rows `stored`
+    (in order), every other cell of a flit zero, row r repeating row held[r]. A sparse
+    `Repeated` to every reader: `factored` writes the padded rows out the first time one
+    asks for it; `commit_rows` reads `cells` as they are."""
+
+    def __init__(self, cells: np.ndarray, flit: int, held: np.ndarray, stored: np.ndarray,
+                 scratch: Callable[..., np.ndarray]) -> None:
+        self.cells, self.stored = cells, stored
+        self.shape = (held.size, cells.shape[1], flit)
+        self.dtype = cells.dtype
+        self.held, self.sparse, self.alias = held, True, None
+        self._scratch, self._padded = scratch, None
+
+    @property
+    def factored(self) -> np.ndarray:   # type: ignore[override]
+        """The stream's rows (only the stored ones written), padded to whole flits."""
+        if self._padded is None:
+            c = self.cells.shape[-1]
+            full = self._scratch(self.shape, self.dtype, self.cells.nbytes * self.shape[-1] // c)
+            full[self.stored, :, :c] = self.cells
+            full[self.stored, :, c:] = 0
+            self._padded = full
+        return self._padded
+
+
 @register("transpose_rows")
-def transpose_rows(op: Any, stream: Any, mem: Any, run: Callable[[Any, np.ndarray], np.ndarray]) -> Repeated | None:
+def transpose_rows(op: Any, stream: Any, mem: Any, run: Callable[..., np.ndarray]) -> Repeated | None:
     """The Transpose Engine (`run`, visa/interp/engines.py's) on the stored rows of a sparse
-    `Repeated` stream, held again as a sparse `Repeated` with the same rows repeated; None
-    for any other stream."""
+    `Repeated` stream, their written cells only (`run(..., cells_only=True)`), held as a
+    `Turned` with the same rows repeated; None for any other stream."""
     stored = _stored(stream)
     if stored is None:
         return None
     full = np.ascontiguousarray(stream.factored).reshape(stream.shape)
-    return held_stream(run(op, full[stored]), stream.held, stored, mem.scratch)
+    return Turned(run(op, full[stored], cells_only=True), stream.shape[-1], stream.held, stored, mem.scratch)
 
 
 @register("commit_rows")
@@ -113,8 +143,15 @@ def commit_rows(op: Any, stream: Any, rows: Any, n_slices: int, size: int, bits:
     stored = _stored(stream)
     if stored is None or bits < 8:
         return None
-    full = np.ascontiguousarray(stream.factored).reshape(stream.shape)
     w, entries = bits // 8, [*op.write.time, *op.write.packet]
+    if isinstance(stream, Turned) and math.prod(e.size for e in op.write.packet) <= stream.cells.shape[-1]:
+        def rows_of(used: np.ndarray) -> np.ndarray:   # the cells the commit keeps are turned ones
+            return stream.cells[np.searchsorted(stream.stored, used)]
+    else:
+        full = np.ascontiguousarray(stream.factored).reshape(stream.shape)
+
+        def rows_of(used: np.ndarray) -> np.ndarray:
+            return full[used]
     out = []
     for key, sel, slices, _ in rows.slice_groups():
         held = stream.held[sel]
@@ -127,7 +164,7 @@ def commit_rows(op: Any, stream: Any, rows: Any, n_slices: int, size: int, bits:
         target = None if walk is None else view(walk, sizes, raw_dtype(bits))
         if target is None:
             return None
-        np.copyto(target, encode(full[used]).reshape(sizes))
+        np.copyto(target, encode(rows_of(used)).reshape(sizes))
         at = np.full(n_slices, -1, np.int64)   # each of the DM's slices' row (-1: none)
         at[slices] = which.reshape(-1)
         out.append((key, Lazy(op.dest, op.dest + size, np.asarray(slices, np.int64), at, data)))
