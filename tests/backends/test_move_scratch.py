@@ -224,4 +224,3 @@ def _offsets(shape: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
     for n, s in zip(shape, strides):
         offs = np.add.outer(offs, np.arange(n, dtype=np.int64) * s).reshape(-1)
     return offs
-
