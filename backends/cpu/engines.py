@@ -81,12 +81,13 @@ def _trimmed(x: np.ndarray, zero_row: bool, params: TransposeParams, out_time: i
     base = arena.empty((n_rows + zero_row, out_time * kept), x.dtype)
     base[n_rows:] = 0
     step = max(1, _TRIM_BLOCK // max(1, out_time * packet * item))
-    scratch = np.empty((min(step, n_rows), out_time * packet), x.dtype)
+    scratch = arena.empty((min(step, n_rows), out_time * packet), x.dtype)  # no fresh pages each run
     for lo in range(0, n_rows, step):
         part = scratch[:min(step, n_rows - lo)]
         transpose_data(x[lo:lo + len(part)], params, out_time, out=part)
         base[lo:lo + len(part)].reshape(len(part), out_time, kept)[...] = \
             part.reshape(len(part), out_time, packet)[:, :, :kept]
+    arena.give_back(scratch)  # the run's next request takes it
     form = StridedForm((out_time, kept), (packet, 1), (kept * item, item), 0, 0, False)
     return LazyRows(base, form, out_time * packet, layout.shape_of(out_t), row_of)
 
