@@ -57,7 +57,7 @@ def transpose(op: Transpose, buf, compact: bool = False):
     return LazyRows(out, identity(n_cells, out.itemsize), n_cells, layout.shape_of(out_t), row_of)
 
 
-_TRIM_BLOCK = 1 << 20  # bytes of padded rows the engine turns at a time before their padding is cut
+_TRIM_BLOCK = 1 << 18  # bytes of padded rows the engine turns at a time before their padding is cut
 
 
 @functools.lru_cache(maxsize=256)
@@ -78,7 +78,9 @@ def _trimmed(x: np.ndarray, zero_row: bool, params: TransposeParams, out_time: i
     the turned stream of a `k`-first bf16 operand was held with 12 padding cells of every
     16, 4.25 MiB of a 3.25 MiB kernel's 25 MiB)."""
     n_rows, packet, item = len(x), out_t.packet.size, x.itemsize
-    base = arena.empty((n_rows + zero_row, out_time * kept), x.dtype)
+    # not the arena's: once the commit has copied it, its memory goes back to the allocator (kept by the
+    # arena, a 1 MiB base sat idle beside drawn_s1_3's 4 MiB contraction products)
+    base = np.empty((n_rows + zero_row, out_time * kept), x.dtype)
     base[n_rows:] = 0
     step = max(1, _TRIM_BLOCK // max(1, out_time * packet * item))
     scratch = arena.empty((min(step, n_rows), out_time * packet), x.dtype)  # no fresh pages each run
