@@ -35,7 +35,8 @@ def transpose(op: Transpose, buf, compact: bool = False):
     `LazyRows` whose `row_of` names each spatial row's (the commit and fetches after it keep
     the map, the contraction widens and multiplies those rows only); with `compact` (no
     contraction or TRF load reads it) a `Compact` of the live rows. Issue 61: the k-first
-    drawn kernels transposed, and then widened, 16 copies of every row of the operand."""
+    drawn kernels transposed, and then widened, 16 copies of every row of the operand. A
+    result packet whose padding cells follow its live ones is held without them (`_trimmed`)."""
     t, out_t = op.input.type, op.result.type
     params = _PARAMS.get(op) or _PARAMS.put(op, op.params())  # the engine's rules run once per op
     if layout.spatial_levels(t) != layout.spatial_levels(out_t):  # not slice for slice: every position
