@@ -142,6 +142,7 @@ def _operand_rows(buf: np.ndarray | LazyRows, t: StreamType | TrfType) -> np.nda
     its rows to distinct ones (`row_of`)."""
     if not isinstance(buf, LazyRows):
         return _rows2d(buf, t)
+    buf = lazy_rows.filled(buf)  # padding cells held as none (a turned stream): its rows copied out
     live = layout.live_rows(t)
     if len(live) == buf.n_rows:
         return buf

@@ -13,10 +13,11 @@ from ir.data_movement_ops import Switch, Transpose
 from ir.switch.semantics import switch_data, transpose_data
 from ir.transpose.params import TransposeParams
 
-from backends.cpu import arena, compact as compact_lib, compact_moves, layout, lazy_rows, switch_rows
+from backends.cpu import arena, compact as compact_lib, compact_moves, keys, layout, lazy_rows, switch_rows
 from backends.cpu.handlers import handles
 from backends.cpu.lazy_rows import LazyRows
 from backends.cpu.lru import ByObject
+from backends.cpu.moves_strided import StridedForm
 from backends.cpu.row_classes import identity
 
 __all__ = ["transpose", "switch"]
@@ -34,7 +35,8 @@ def transpose(op: Transpose, buf, compact: bool = False):
     `LazyRows` whose `row_of` names each spatial row's (the commit and fetches after it keep
     the map, the contraction widens and multiplies those rows only); with `compact` (no
     contraction or TRF load reads it) a `Compact` of the live rows. Issue 61: the k-first
-    drawn kernels transposed, and then widened, 16 copies of every row of the operand."""
+    drawn kernels transposed, and then widened, 16 copies of every row of the operand. A
+    result packet whose padding cells follow its live ones is held without them (`_trimmed`)."""
     t, out_t = op.input.type, op.result.type
     params = _PARAMS.get(op) or _PARAMS.put(op, op.params())  # the engine's rules run once per op
     if layout.spatial_levels(t) != layout.spatial_levels(out_t):  # not slice for slice: every position
@@ -43,6 +45,9 @@ def transpose(op: Transpose, buf, compact: bool = False):
     rows, row_of, zero_row = _distinct_rows(buf, t)
     x = rows.reshape(rows.shape[0], t.time.size, t.packet.size)
     n_cells = op.out_time.size * out_t.packet.size
+    kept = None if row_of is not None and compact and compact_lib.wanted(out_t) else _kept_cells(out_t)
+    if kept is not None:  # the packet's padding held as none (a contraction reading it copies it out)
+        return _trimmed(x, zero_row, params, op.out_time.size, out_t, kept, row_of)
     out = arena.empty((len(x) + zero_row, n_cells), x.dtype)  # the run's scratch: no fresh pages each run
     transpose_data(x, params, op.out_time.size, out=out[:len(x)])
     out[len(x):] = 0  # the padding rows' (zero) row
@@ -51,6 +56,43 @@ def transpose(op: Transpose, buf, compact: bool = False):
     if compact and compact_lib.wanted(out_t):
         return compact_lib.make(out[row_of[layout.live_rows(t)]], out_t)
     return LazyRows(out, identity(n_cells, out.itemsize), n_cells, layout.shape_of(out_t), row_of)
+
+
+_TRIM_BLOCK = 1 << 18  # bytes of padded rows the engine turns at a time before their padding is cut
+
+
+@functools.lru_cache(maxsize=256)
+def _kept_cells(out_t) -> int | None:
+    """The live cells of every packet of the Transpose Engine's result type when they are its
+    first ones and fewer than all (`K % 4 # 16`: 4), else None."""
+    pad = keys.logical_pad((out_t.packet,))
+    live = int(np.count_nonzero(~pad))
+    return live if 0 < live < len(pad) and not pad[:live].any() else None
+
+
+def _trimmed(x: np.ndarray, zero_row: bool, params: TransposeParams, out_time: int, out_t, kept: int,
+             row_of: np.ndarray | None) -> LazyRows:
+    """The Transpose Engine's result of the rows `x` (then a zero row for the padding rows
+    when `zero_row`; each spatial row's by `row_of`, or every row its own) as a `LazyRows`
+    holding the first `kept` cells of every packet only (its padding cells read zero):
+    turned a block of rows at a time into scratch, then cut (issue 61, first-run memory:
+    the turned stream of a `k`-first bf16 operand was held with 12 padding cells of every
+    16, 4.25 MiB of a 3.25 MiB kernel's 25 MiB)."""
+    n_rows, packet, item = len(x), out_t.packet.size, x.itemsize
+    # not the arena's: once the commit has copied it, its memory goes back to the allocator (kept by the
+    # arena, a 1 MiB base sat idle beside drawn_s1_3's 4 MiB contraction products)
+    base = np.empty((n_rows + zero_row, out_time * kept), x.dtype)
+    base[n_rows:] = 0
+    step = max(1, _TRIM_BLOCK // max(1, out_time * packet * item))
+    scratch = arena.empty((min(step, n_rows), out_time * packet), x.dtype)  # no fresh pages each run
+    for lo in range(0, n_rows, step):
+        part = scratch[:min(step, n_rows - lo)]
+        transpose_data(x[lo:lo + len(part)], params, out_time, out=part)
+        base[lo:lo + len(part)].reshape(len(part), out_time, kept)[...] = \
+            part.reshape(len(part), out_time, packet)[:, :, :kept]
+    arena.give_back(scratch)  # the run's next request takes it
+    form = StridedForm((out_time, kept), (packet, 1), (kept * item, item), 0, 0, False)
+    return LazyRows(base, form, out_time * packet, layout.shape_of(out_t), row_of)
 
 
 def _distinct_rows(buf, t) -> tuple[np.ndarray, np.ndarray | None, bool]:

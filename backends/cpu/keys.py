@@ -258,8 +258,8 @@ def looker(levels: tuple[Mapping, ...], space: KeySpace,
 class RadixWhere:
     """The key -> source position table of `moves._where` as arithmetic, for a source whose
     factor digits each add `step` x digit to the key and whose keys are every value of the
-    space once (no padding, no broadcast, the key steps a mixed radix): a key's digits are
-    then the position's. `where[keys]` gives the positions, `dtype` theirs; no table of the
+    space once (no broadcast, the key steps a mixed radix; a padded digit's live values its
+    first ones, the padding positions holding no key): a key's digits are then the position's. `where[keys]` gives the positions, `dtype` theirs; no table of the
     whole key space is made (issue 61, first-run memory: a DMA from a 512 Ki-cell i8
     tensor made a 2 MiB int32 table, 4x the tensor)."""
 
@@ -282,13 +282,16 @@ def radix_where(parts: Sequence[tuple[np.ndarray, np.ndarray | None]], size: int
     digits, position = [], 1
     for keys, pad in reversed(parts):
         extent = len(keys)
-        if pad is not None and pad.any():
-            return None
-        if extent > 1:
-            step = int(keys[1]) - int(keys[0])
-            if keys[0] != 0 or step <= 0 or not np.array_equal(keys, np.arange(extent, dtype=np.int64) * step):
+        if pad is not None and pad.any():  # a padded digit (a `1 # 2` cluster, padding slices): its
+            live = int(np.count_nonzero(~pad))  # live values must be its first ones; they alone hold keys
+            if not live or pad[:live].any() or keys[0] != 0:
                 return None
-            digits.append((step, extent, position))
+            keys = keys[:live]
+        if len(keys) > 1:
+            step = int(keys[1]) - int(keys[0])
+            if keys[0] != 0 or step <= 0 or not np.array_equal(keys, np.arange(len(keys), dtype=np.int64) * step):
+                return None
+            digits.append((step, len(keys), position))
         position *= extent
     digits.sort()
     radix = 1

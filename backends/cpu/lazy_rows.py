@@ -27,7 +27,7 @@ from backends.cpu.gathers import Gather, _affine
 from backends.cpu.lru import MISSING, Lru
 from backends.cpu.moves_strided import StridedForm, _Column, _dims, _live_positions, apply_form
 
-__all__ = ["LazyRows", "lazy_or_copy", "materialize", "compose_form", "gather_view",
+__all__ = ["LazyRows", "lazy_or_copy", "materialize", "filled", "compose_form", "gather_view",
            "base_gather"]
 
 
@@ -36,7 +36,10 @@ class LazyRows:
     """Row r, output cell p of a move: `base[r]` read by `form` (`v0` a position of a
     base row, `vstrides` in bytes; `full`: no padding cell). `base` is (rows, n) with
     contiguous rows; `shape` the output buffer's shape. With `row_of` (one base row per
-    spatial row), row r reads `base[row_of[r]]` instead: `base` holds distinct rows."""
+    spatial row), row r reads `base[row_of[r]]` instead: `base` holds distinct rows.
+    A form with padding cells (not `full`: a turned stream's packet padding, held without
+    it, backends/cpu/engines.py) reads zero there; it is copied out for a contraction, and a
+    move composes with it only when it reads none of them (`compose_form`)."""
 
     base: np.ndarray
     form: StridedForm
@@ -90,12 +93,24 @@ def materialize(buf):
     return buf
 
 
+def filled(buf: LazyRows) -> LazyRows:
+    """`buf` with its base rows copied out whole when its form has padding cells (the map
+    kept): for a reader of the base (a contraction), which takes full forms only."""
+    if buf.form.full:
+        return buf
+    out = np.ascontiguousarray(apply_form(buf.base, buf.form, buf.n_dst, None))
+    identity = StridedForm((buf.n_dst,), (1,), (out.itemsize,), 0, 0, True)
+    return LazyRows(out, identity, buf.n_dst, buf.shape, buf.row_of)
+
+
 def _offsets(form: StridedForm, n_dst: int, item: int, cells: np.ndarray) -> np.ndarray:
     """Byte offset, within a base row, of the output cells `cells` of a full `form`: each
     cell's digits over the form's grid, found from the cell (the grid's output strides,
     sorted, are a mixed radix of the cells), times their input strides; no table of every
     cell is made or kept for a few cells (issue 61, first-run memory).
     A grid that is no mixed radix is tabulated."""
+    if not form.full:
+        return padded_offsets(form, item, cells)[0]
     digits = sorted((p, n, v) for n, p, v in zip(form.extents, form.pstrides, form.vstrides) if n > 1)
     step = 1
     for p, n, _ in digits:
@@ -106,6 +121,50 @@ def _offsets(form: StridedForm, n_dst: int, item: int, cells: np.ndarray) -> np.
     for p, n, v in digits:
         out += (cells // p % n) * v
     return out
+
+
+def _nested(form: StridedForm) -> list[tuple[int, int, int]] | None:
+    """The form's digits (output stride, extent, input byte stride), outer to inner, when
+    each one's output stride is past every cell the digits inside it reach (a cell's digits
+    are then found by division, outer first); None otherwise."""
+    digits = sorted(((p, n, v) for n, p, v in zip(form.extents, form.pstrides, form.vstrides) if n > 1),
+                    reverse=True)
+    reach = 0
+    for p, n, _ in reversed(digits):
+        if p <= reach:
+            return None
+        reach += (n - 1) * p
+    return digits
+
+
+def padded_offsets(form: StridedForm, item: int, cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(byte offset within a base row, whether the cell is one of the form's) of output
+    cells `cells` of a form with padding cells (a padding cell's offset is meaningless);
+    every cell padding when the form's grid is not `_nested`."""
+    digits = _nested(form)
+    if digits is None:
+        return np.zeros(cells.shape, np.int64), np.zeros(cells.shape, bool)
+    rest = np.asarray(cells, np.int64) - form.p0
+    live = rest >= 0
+    out = np.full(rest.shape, form.v0 * item, np.int64)
+    for p, n, v in digits:
+        d = rest // p
+        live &= d < n
+        rest -= d * p
+        out += d * v
+    live &= rest == 0
+    return out, live
+
+
+def _reads_padding(form: StridedForm, item: int, source, position, n: int) -> bool:
+    """Whether a move whose k-th live output cell reads cell `source(position(k))` of a lazy
+    buffer of `form` reads one of its padding cells (looked at a block at a time)."""
+    block = 1 << 16
+    for lo in range(0, n, block):
+        cells = source(position(np.arange(lo, min(n, lo + block), dtype=np.int64)))
+        if not padded_offsets(form, item, cells)[1].all():
+            return True
+    return False
 
 
 @functools.lru_cache(maxsize=8)
@@ -143,8 +202,8 @@ def compose_form(get_source, lazy: LazyRows, key: tuple) -> StridedForm | None:
         pos = _live_positions(live)
         n, position = len(pos), pos.__getitem__
     form = None
-    if n:
-        item = lazy.base.itemsize
+    item = lazy.base.itemsize
+    if n and not (not lazy.form.full and _reads_padding(lazy.form, item, source, position, n)):
         cols = (_Column(position, n),
                 _Column(lambda k: _offsets(lazy.form, lazy.n_dst, item, source(position(k))), n))
         dims = _dims(cols)
@@ -170,7 +229,7 @@ def gather_view(lazy: LazyRows, gather) -> tuple[np.ndarray, tuple[int, ...]] | 
     every row but with `row_of`: of the distinct rows), as a strided view (base rows,
     *shape) of the base with its byte strides; None when they are not affine. Found once
     per gather and form."""
-    if gather.index.size == 0:
+    if gather.index.size == 0 or not lazy.form.full:
         return None
     found = _affine_cells(lazy.form, lazy.n_dst, lazy.base.itemsize, gather)
     if found is None:

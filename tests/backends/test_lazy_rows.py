@@ -124,3 +124,26 @@ def test_which_handlers_take_a_lazy_operand_is_declared_with_them():
     widening = [op for op in example("fetch_commit_simple").trace("rngd").kernel.ops
                 if type(op).__name__ == "FetchCast"]
     assert widening and not any(takes_lazy(op) for op in widening)
+
+
+def test_a_form_with_padding_cells_reads_zero_there_and_composes_only_past_them():
+    """A `LazyRows` holding the live cells of every packet only (a turned stream's, issue
+    61): copied out, its padding cells are zero; for a contraction its rows are copied out
+    whole (`filled`); a move that reads only live cells (a commit_trim) composes with it, and
+    one that reads a padding cell does not (the copy is made instead)."""
+    item = 2
+    base = np.arange(1, 13, dtype=np.int16).reshape(2, 6)  # 2 rows, 3 packets of 2 live cells
+    form = lazy_rows.StridedForm((3, 2), (4, 1), (2 * item, item), 0, 0, False)  # packets of 4 cells
+    lazy = lazy_rows.LazyRows(base, form, 12, (2, 12))
+    want = np.zeros((2, 3, 4), np.int16)
+    want[:, :, :2] = base.reshape(2, 3, 2)
+    np.testing.assert_array_equal(lazy_rows.materialize(lazy), want.reshape(2, 12))
+    filled = lazy_rows.filled(lazy)
+    assert filled.form.full and filled.base.shape == (2, 12)
+    np.testing.assert_array_equal(lazy_rows.materialize(filled), want.reshape(2, 12))
+    trim = np.array([0, 1, 4, 5, 8, 9])  # the live cells, as a trim of every packet to 2 reads them
+    got = lazy_rows.compose_form(lambda: (trim.__getitem__, 6, None), lazy, ("trim", 6))
+    assert got is not None and got.full
+    np.testing.assert_array_equal(lazy_rows.materialize(lazy_rows.LazyRows(base, got, 6, (2, 6))), base)
+    over = np.array([0, 1, 2, 4, 5, 6])  # a padding cell of each of two packets
+    assert lazy_rows.compose_form(lambda: (over.__getitem__, 6, None), lazy, ("over", 6)) is None

@@ -188,8 +188,8 @@ def test_a_mostly_padding_source_is_keyed_with_little_scratch() -> None:
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    np.testing.assert_array_equal(where, np.arange(4096))
-    assert peak <= where.nbytes + (1 << 20), peak
+    np.testing.assert_array_equal(where[np.arange(4096)], np.arange(4096))  # a table or arithmetic
+    assert peak <= 4096 * 4 + (1 << 20), peak
 
 
 @pytest.mark.parametrize("shape, order", [((6, 5, 4), (0, 1, 2)), ((6, 5, 4), (2, 0, 1)), ((7,), (0,)), ((3, 8), (1, 0))])

@@ -79,13 +79,18 @@ def test_a_table_at_a_grid_is_the_gather_of_its_cells(values, shape, steps, size
 @pytest.mark.parametrize("levels, arithmetic", [
     (("A, B",), True),                  # a host tensor as stored
     (("B / 4, A, B % 4",), True),       # its digits interleaved: still every key once
-    (("A # 200, B",), False),           # padding: positions that hold no key
-    (("A, B, 1 # 2",), False),          # a padded copy digit
+    (("A # 200, B",), True),            # padding: positions that hold no key, past the live ones
+    (("A, B, 1 # 2",), True),           # a padded copy digit (a DM tensor's `1 # 2` cluster)
+    (("1 # 2, A, B",), True),           # an outer one
+    (("A / 2, 1 # 2, A % 2, B",), True),  # one between a key's digits
+    (("A, B % 128, 2",), False),        # a broadcast: a key held twice
 ])
 def test_a_source_holding_every_key_once_is_looked_up_without_a_table(levels, arithmetic) -> None:
-    """`moves._where` of a source whose digits are the keys' (a DMA from a host tensor)
-    is arithmetic: nothing of the key space's size is allocated (it was an int32 table of
-    every key: 4x an i8 tensor's bytes), and it names the position the table names."""
+    """`moves._where` of a source whose digits are the keys' (a DMA from a host tensor; a
+    DM tensor's padding digits too: a write into the result tensor) is arithmetic: nothing
+    of the key space's size is allocated (it was an int32 table of every key: 4x an i8
+    tensor's bytes, 2 MiB of a 512 Ki-cell i32 result's `to_view`), and it names the position
+    the table names."""
     axes = {"A": 128, "B": 256}
     src = tuple(m(s, axes=axes) for s in levels)
     space = moves.key_space(moves.joint_frag(src))
