@@ -169,7 +169,37 @@ def _hbm_result(op: Any, env: dict[int, Any], size: int, in_place: bool) -> np.n
         return np.zeros(size, np.uint8)
     check(isinstance(env.get(into.id), np.ndarray) and env[into.id].shape == (size,),
           f"{into} is not an HBM tensor of {size} bytes", op)
-    return env[into.id] if in_place else env[into.id].copy()
+    if in_place:
+        return env[into.id]
+    return np.empty(size, np.uint8) if _fills_hbm(op, size) else env[into.id].copy()
+
+
+@per_record
+def _fills_hbm(op: Any, size: int) -> bool:
+    """Do a DMA's commands write every byte of its `size`-byte HBM result, each once? Then
+    the tensor a `dma_into` writes into need not be copied first: none of its bytes is kept
+    (a drawn kernel's 2 MiB result was copied a run, then written over whole)."""
+    if getattr(op, "dst_start", None) is not None:
+        return False
+    total, walks = 0, []
+    for cmd in op.commands:
+        sizes, strides = [e.size for e in cmd.entries], [e.dst_stride for e in cmd.entries]
+        if cmd.dst_base < 0 or any(n < 1 or d < 0 for n, d in zip(sizes, strides)):
+            return False
+        if cmd.dst_base + sum((n - 1) * d for n, d in zip(sizes, strides)) >= size or not injective(sizes, strides, 1):
+            return False
+        total += math.prod(sizes)
+        walks.append((cmd.dst_base, sizes, strides))
+    if total != size:           # an injective walk of `size` bytes inside `size` bytes writes each once
+        return False
+    if len(walks) == 1:
+        return True
+    if size > 1 << 22:          # several commands: each byte written by exactly one (counted)
+        return False
+    hits = np.zeros(size, np.int64)
+    for base, sizes, strides in walks:
+        np.add.at(hits, walk(base, sizes, strides).reshape(-1), 1)
+    return bool((hits == 1).all())
 
 
 def _dm_result(op: Any, mem: Memory, size: int) -> DmTensor:
