@@ -196,3 +196,18 @@ def test_a_writer_of_part_of_a_lazy_region_cuts_it_without_writing_it_out(monkey
     model[:, 64:132] = 3
     model[1::2, 132:164] = 0
     assert np.array_equal(_bytes(dm, 16, 200), model)
+
+
+@pytest.mark.parametrize("trf", ["a", "w"])
+def test_the_distinct_rows_of_a_broadcast_are_one_strided_copy(monkeypatch: pytest.MonkeyPatch, trf: str) -> None:
+    """The distinct rows' source offsets are the walk of the loops that move the source: the
+    rows are read by one walk of the source per command (they were one walk and one copy per
+    distinct row: 64 a command on `drawn_s1_1`), and give the oracle's bits."""
+    walks: list = []
+    walk = lazy.flat_walk
+    monkeypatch.setattr(lazy, "flat_walk", lambda *args: walks.append(args[2]) or walk(*args))
+    got, cpu, want, held = _run(monkeypatch, trf, through=True)
+    copies = [z for z in held if z.rows.any()]           # (the others: zeros held for padding slices)
+    assert copies and any(z.rows.shape[0] > 1 for z in copies)
+    assert len(walks) == len(copies)
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
