@@ -117,6 +117,10 @@ class Dm:
             self.lazy = [part for z in self.lazy
                          for part in (_outside(z, base, base + size) if z.top <= slices else (z,))]
 
+    def meets(self, low: int, high: int) -> bool:
+        """Does a lazy region hold offsets in [low, high) (of some slice)?"""
+        return any(z.lo < high and low < z.hi for z in self.lazy)
+
     def hold(self, region: Lazy) -> None:
         """Hold `region` lazily: its bytes are what its slices hold from now on (what an
         access reaches first is written out, `_grow`). Lazy regions it meets are written out
@@ -208,7 +212,7 @@ class Dm:
         `written` marks (booleans per slice): the caller writes every one of their bytes.
         `lazily(dm, base, size, slices)`: a shortcut that may hold the zeros as a lazy
         region instead (True when it did)."""
-        if base >= self.touched and not any(z.lo < base + size and base < z.hi for z in self.lazy):
+        if base >= self.touched and not self.meets(base, base + size):
             return
         self.overwrite(base, size, slices)
         self._grow(base + size, 0, base)
