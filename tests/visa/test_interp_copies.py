@@ -156,3 +156,19 @@ def test_a_committing_program_forgets_the_dm_notes_and_keeps_the_trf_ones():
     assert mem.copies.held((0, 0), 0, 8, slices) is None
     trf_rows = np.array([lo for lo, _ in rows], np.int64)
     assert mem.copies.held_rows(("trf", 0, 0), trf_rows, slices).tolist() == [0, 0, 2, 2]
+
+
+def test_first_equal_sorts_each_distinct_content_once(monkeypatch) -> None:
+    """Each position's first position with the same value, remembered by content: a batched
+    kernel asks the same slices' representatives at every step of its loop (a sort each time)."""
+    sorts: list = []
+    unique = np.unique
+    monkeypatch.setattr(np, "unique", lambda *a, **k: sorts.append(1) or unique(*a, **k))
+    monkeypatch.setattr(copies, "_FIRST", {})
+    values = np.array([7, 3, 7, 9, 3, 3], np.int64)
+    want = np.array([next(j for j in range(len(values)) if values[j] == v) for v in values])
+    for _ in range(3):
+        got = copies.first_equal(values.copy())
+        assert np.array_equal(got, want) and not got.flags.writeable
+    assert len(sorts) == 1
+    assert np.array_equal(copies.first_equal(values[::-1].copy()), [0, 0, 2, 3, 0, 3]) and len(sorts) == 2

@@ -19,6 +19,7 @@ from visa.interp import execute_inout
 from visa.interp.fast import lazy
 from visa.interp.memory import Dm, Lazy
 from visa.interp.memory import gather, scatter
+from visa.interp.strided import flat_walk, view
 from npu_opt.compile_api import compile_kernel
 from ir.dtypes import u8 as U8
 
@@ -140,3 +141,73 @@ def test_the_slices_a_dma_does_not_write_are_held_as_zeros(monkeypatch: pytest.M
     model = np.full((16, 200), 7, np.uint8)
     model[~written, 100:164] = 0
     assert np.array_equal(_bytes(dm, 16, 200), model)
+
+
+def _zeros_between(dm: Dm) -> Lazy:
+    """Offsets [100, 164) of the odd slices held as zeros (a tensor's padding slices between
+    its live even ones); the store under them holds 7s (what an earlier tensor left)."""
+    dm._grow(200)
+    dm.data[:, :200] = 7
+    odd = np.arange(1, dm.slices, 2, dtype=np.int64)
+    which = np.full(dm.slices, -1, np.int64)
+    which[odd] = 0
+    region = Lazy(100, 164, odd, which, np.zeros((1, 64), np.uint8))
+    dm.hold(region)
+    return region
+
+
+def test_a_walk_of_the_live_slices_leaves_the_zeros_held_between_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A DMA command into the even slices (a slice loop of stride 2) reaches the offsets of
+    the zeros held for the odd slices between them, but none of their slices: they stay held
+    (a drawn bf16 kernel on 1/16 of the slices wrote out 44 MB of zeros a run); a walk that
+    reaches one of their slices writes them out first."""
+    dm = Dm(16, 4096)
+    region = _zeros_between(dm)
+    wrote: list = []
+    write_out = Dm._write_out
+    monkeypatch.setattr(Dm, "_write_out", lambda d, z: wrote.append((z.lo, z.hi)) or write_out(d, z))
+    walk = flat_walk(dm, 2 * dm.slice_bytes + 96, [7, 80], [2 * dm.slice_bytes, 1], 1)   # slices 2, 4, .., 14
+    assert walk is not None and not wrote and dm.lazy == [region]
+    view(walk, [7, 80], np.dtype(np.uint8))[...] = 5
+    model = np.full((16, 200), 7, np.uint8)
+    model[1::2, 100:164] = 0
+    model[2::2, 96:176] = 5
+    assert np.array_equal(_bytes(dm, 16, 200), model)       # (the read writes the zeros out)
+    dm2 = Dm(16, 4096)
+    _zeros_between(dm2)
+    assert flat_walk(dm2, 1 * dm2.slice_bytes + 96, [2, 80], [4 * dm2.slice_bytes, 1], 1) is not None  # slices 1, 5
+    assert not dm2.lazy and (dm2.data[1::2, 100:164] == 0).all() and (dm2.data[0::2, 100:164] == 7).all()
+
+
+def test_a_writer_of_part_of_a_lazy_region_cuts_it_without_writing_it_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A commit's tensor over the first half of a dead tensor's zeros held lazily: the
+    window's bytes are cut from the region, not written out into the store first; the rest
+    stays held. A region with a slice past the writer's slices is kept whole."""
+    dm = Dm(16, 4096)
+    _zeros_between(dm)
+    monkeypatch.setattr(Dm, "_write_out", lambda d, z: pytest.fail("written out"))
+    dm.overwrite(64, 68, 16)            # [64, 132) of all 16 slices: the region's [100, 132)
+    assert [(z.lo, z.hi) for z in dm.lazy] == [(132, 164)]
+    dm.overwrite(140, 8, 15)            # slice 15 is the region's and is not written: kept whole
+    assert [(z.lo, z.hi) for z in dm.lazy] == [(132, 164)]
+    monkeypatch.undo()
+    dm.data[:, 64:132] = 3              # the writer's bytes
+    model = np.full((16, 200), 7, np.uint8)
+    model[:, 64:132] = 3
+    model[1::2, 132:164] = 0
+    assert np.array_equal(_bytes(dm, 16, 200), model)
+
+
+@pytest.mark.parametrize("trf", ["a", "w"])
+def test_the_distinct_rows_of_a_broadcast_are_one_strided_copy(monkeypatch: pytest.MonkeyPatch, trf: str) -> None:
+    """The distinct rows' source offsets are the walk of the loops that move the source: the
+    rows are read by one walk of the source per command (they were one walk and one copy per
+    distinct row: 64 a command on `drawn_s1_1`), and give the oracle's bits."""
+    walks: list = []
+    walk = lazy.flat_walk
+    monkeypatch.setattr(lazy, "flat_walk", lambda *args: walks.append(args[2]) or walk(*args))
+    got, cpu, want, held = _run(monkeypatch, trf, through=True)
+    copies = [z for z in held if z.rows.any()]           # (the others: zeros held for padding slices)
+    assert copies and any(z.rows.shape[0] > 1 for z in copies)
+    assert len(walks) == len(copies)
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))

@@ -19,6 +19,7 @@ side by `start * start_bytes` bytes (RUNTIME-10 past the side's `start_limit`).
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -48,10 +49,17 @@ class DmTensor:
         return f"DmTensor(base={self.base})"
 
 
-def live_parts(t: Any) -> list[tuple[int, int]]:
+def live_parts(t: Any) -> tuple[tuple[int, int], ...]:
     """The live (chip, cluster) positions of a DM-side type."""
-    mask = pad_mask(t.chip, t.cluster)
-    return [(int(c), int(k)) for c, k in zip(*np.nonzero(~mask))]
+    return _live_parts(t.chip, t.cluster)
+
+
+@functools.lru_cache(maxsize=256)
+def _live_parts(chip: Any, cluster: Any) -> tuple[tuple[int, int], ...]:
+    """`live_parts` of the (frozen) chip and cluster mappings, worked out once per pair (every
+    DMA, commit and new tensor asks)."""
+    mask = pad_mask(chip, cluster)
+    return tuple((int(c), int(k)) for c, k in zip(*np.nonzero(~mask)))
 
 
 def walk(base: int, sizes: list[int], strides: list[int]) -> np.ndarray:
@@ -161,7 +169,37 @@ def _hbm_result(op: Any, env: dict[int, Any], size: int, in_place: bool) -> np.n
         return np.zeros(size, np.uint8)
     check(isinstance(env.get(into.id), np.ndarray) and env[into.id].shape == (size,),
           f"{into} is not an HBM tensor of {size} bytes", op)
-    return env[into.id] if in_place else env[into.id].copy()
+    if in_place:
+        return env[into.id]
+    return np.empty(size, np.uint8) if _fills_hbm(op, size) else env[into.id].copy()
+
+
+@per_record
+def _fills_hbm(op: Any, size: int) -> bool:
+    """Do a DMA's commands write every byte of its `size`-byte HBM result, each once? Then
+    the tensor a `dma_into` writes into need not be copied first: none of its bytes is kept
+    (a drawn kernel's 2 MiB result was copied a run, then written over whole)."""
+    if getattr(op, "dst_start", None) is not None:
+        return False
+    total, walks = 0, []
+    for cmd in op.commands:
+        sizes, strides = [e.size for e in cmd.entries], [e.dst_stride for e in cmd.entries]
+        if cmd.dst_base < 0 or any(n < 1 or d < 0 for n, d in zip(sizes, strides)):
+            return False
+        if cmd.dst_base + sum((n - 1) * d for n, d in zip(sizes, strides)) >= size or not injective(sizes, strides, 1):
+            return False
+        total += math.prod(sizes)
+        walks.append((cmd.dst_base, sizes, strides))
+    if total != size:           # an injective walk of `size` bytes inside `size` bytes writes each once
+        return False
+    if len(walks) == 1:
+        return True
+    if size > 1 << 22:          # several commands: each byte written by exactly one (counted)
+        return False
+    hits = np.zeros(size, np.int64)
+    for base, sizes, strides in walks:
+        np.add.at(hits, walk(base, sizes, strides).reshape(-1), 1)
+    return bool((hits == 1).all())
 
 
 def _dm_result(op: Any, mem: Memory, size: int) -> DmTensor:
@@ -181,33 +219,16 @@ def _dm_result(op: Any, mem: Memory, size: int) -> DmTensor:
     return DmTensor(base, op.output_type)
 
 
-def run_dma(op: Any, mem: Memory, env: dict[int, Any], in_place: bool = False) -> Any:
-    """Execute one DmaOp; return the value it creates (a DmTensor, or an HBM byte array).
-    `in_place`: a `dma_into` HBM tensor may be written over, nothing reads its old bytes
-    again (the caller's knowledge: the walker's `_last_reads`)."""
-    target = mem.target
-    check(bool(op.commands), "no command", op)
-    src_kind, dst_kind = op.kind.value
-    check((op.input_type.kind, op.output_type.kind) == (src_kind, dst_kind),
-          f"{op.kind} between {a_an(op.input_type.kind)} and {a_an(op.output_type.kind)} tensor", op)
-    if op.kind is DmaKind.DM_TO_DM:   # both sides in the DM of the command's (chip, cluster)
-        check(op.output_type.cluster.size == op.input_type.cluster.size, "DM -> DM across clusters", op)
-    src_val = env.get(op.src.id)
-    check(src_val is not None, f"source {op.src} has no value", op)
-    dst_bytes = tensor_bytes(op.output_type, target)
-    if src_kind == "hbm":
-        check(isinstance(src_val, np.ndarray), f"source {op.src} is not an HBM tensor", op)
-    else:
-        check(isinstance(src_val, DmTensor), f"source {op.src} is not a DM tensor", op)
-    if dst_kind == "hbm":
-        result: Any = _hbm_result(op, env, op.output_type.chip.size * dst_bytes, in_place)
-    else:
-        result = _dm_result(op, mem, dst_bytes)
-    noted = shortcut("dma_written")
-    lazy = shortcut("dma_lazy") if (src_kind, dst_kind) == ("hbm", "dm") else None   # visa/interp/fast/lazy.py
+@per_record
+def _command_walks(op: Any) -> tuple[tuple[list[int], list[int], list[int]], ...]:
+    """Each command's (loop sizes, source strides, destination strides), its packet and
+    loops checked: what the record alone fixes, once per record (a rolled loop runs the
+    same DMA record again and again)."""
+    walks = []
     for i, cmd in enumerate(op.commands):
         sizes = [e.size for e in cmd.entries]
-        check(cmd.packet_bytes >= 1, f"command {i} has {a_an(cmd.packet_bytes)}-byte packet", op)
+        if cmd.packet_bytes < 1:
+            check(False, f"command {i} has {a_an(cmd.packet_bytes)}-byte packet", op)
         check(all(n >= 1 for n in sizes), f"command {i} has an empty loop", op)
         # The loop nest is the entries; an empty nest runs once. The packet entry is dropped
         # only when it is the size-1 entry 1:1:1 (visa/visa.lark), so `entries=[]` is one
@@ -218,12 +239,39 @@ def run_dma(op: Any, mem: Memory, env: dict[int, Any], in_place: bool = False) -
                   f"command {i}: the innermost entry is not the {cmd.packet_bytes}-byte packet", op)
         else:
             check(cmd.packet_bytes == 1, f"command {i}: no entry for its {cmd.packet_bytes}-byte packet", op)
+        walks.append((sizes, [e.src_stride for e in cmd.entries], [e.dst_stride for e in cmd.entries]))
+    return tuple(walks)
+
+
+def run_dma(op: Any, mem: Memory, env: dict[int, Any], in_place: bool = False) -> Any:
+    """Execute one DmaOp; return the value it creates (a DmTensor, or an HBM byte array).
+    `in_place`: a `dma_into` HBM tensor may be written over, nothing reads its old bytes
+    again (the caller's knowledge: the walker's `_last_reads`)."""
+    target = mem.target
+    check(bool(op.commands), "no command", op)
+    src_kind, dst_kind = op.kind.value
+    if (op.input_type.kind, op.output_type.kind) != (src_kind, dst_kind):   # (the message built only then)
+        check(False, f"{op.kind} between {a_an(op.input_type.kind)} and {a_an(op.output_type.kind)} tensor", op)
+    if op.kind is DmaKind.DM_TO_DM:   # both sides in the DM of the command's (chip, cluster)
+        check(op.output_type.cluster.size == op.input_type.cluster.size, "DM -> DM across clusters", op)
+    src_val = env.get(op.src.id)
+    if src_val is None:
+        check(False, f"source {op.src} has no value", op)
+    dst_bytes = tensor_bytes(op.output_type, target)
+    if not isinstance(src_val, np.ndarray if src_kind == "hbm" else DmTensor):
+        check(False, f"source {op.src} is not {'an HBM' if src_kind == 'hbm' else 'a DM'} tensor", op)
+    if dst_kind == "hbm":
+        result: Any = _hbm_result(op, env, op.output_type.chip.size * dst_bytes, in_place)
+    else:
+        result = _dm_result(op, mem, dst_bytes)
+    walks = _command_walks(op)
+    noted = shortcut("dma_written")
+    lazy = shortcut("dma_lazy") if (src_kind, dst_kind) == ("hbm", "dm") else None   # visa/interp/fast/lazy.py
+    src_off, dst_off = start_bytes(op, env, "src"), start_bytes(op, env, "dst")
+    for i, (cmd, (sizes, src_strides, dst_strides)) in enumerate(zip(op.commands, walks)):
         dm = mem.dm(cmd.part.chip, cmd.part.cluster) if "dm" in (src_kind, dst_kind) else None
         src, dst = dm if src_kind == "dm" else src_val, dm if dst_kind == "dm" else result  # an HBM side's
         # addresses already count chip c's copy (DMAOP-5)
-        src_off, dst_off = start_bytes(op, env, "src"), start_bytes(op, env, "dst")
-        src_strides = [e.src_stride for e in cmd.entries]
-        dst_strides = [e.dst_stride for e in cmd.entries]
         copied = ((lazy is not None and lazy(mem, cmd, src, cmd.src_base + src_off, cmd.dst_base + dst_off))
                   or copy_strided(src, cmd.src_base + src_off, src_strides, dst, cmd.dst_base + dst_off, dst_strides,
                                   sizes))

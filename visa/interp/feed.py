@@ -25,6 +25,7 @@ from visa.interp.dma import DmTensor, walk
 from visa.interp.errors import check
 from visa.interp.fast import lanes
 from visa.interp.fast.lanes import Front, pad_front
+from visa.interp.fast.copies import first_equal
 from visa.interp.fast.lazy import gather_groups
 from visa.interp.shortcuts import per_record
 from visa.interp.memory import Memory, gather
@@ -242,8 +243,7 @@ def _repeated(op: Any, rows: Rows, mem: Memory, src: DmTensor, in_place: bool) -
                             raw_dtype(bits)) if dm.lazy else None
         if lazy is not None:   # a broadcast held lazily (`Dm.hold`): each distinct row once
             views.append(lazy)      # (the distinct rows, each slice's row among them)
-            _, first, inverse = np.unique(lazy[1], return_index=True, return_inverse=True)
-            helds.append(first[inverse.reshape(-1)] + int(sel[0]))
+            helds.append(first_equal(lazy[1]) + int(sel[0]))
             continue
         grid = [(len(slices), 1)] if run else slice_grid(slices)   # consecutive, every n-th, runs n apart
         if grid is None:

@@ -69,14 +69,16 @@ class Dm:
         self.dirty = []
         self.lazy = []
 
-    def _grow(self, need: int, rows: int | None = None, low: int = 0) -> None:
+    def _grow(self, need: int, rows: int | None = None, low: int = 0, touched: np.ndarray | None = None) -> None:
         """Offsets `low` up to `need` and slices up to `rows` (None: every slice) are about
-        to be touched."""
+        to be touched; `touched`, when given: only those slices are (then a lazy region none
+        of whose slices is among them stays held: a DMA command into the live slices does
+        not write out the zeros held for its tensor's padding slices between them)."""
         self._extend(need, rows)
         if self.dirty:
             self._clean(low, need, True)
         if self.lazy:
-            self._materialize(low, need, self.slices)
+            self._materialize(low, need, self.slices, touched)
 
     def _extend(self, need: int, rows: int | None) -> None:
         """`touched` and `rows` (and the store) grown to cover offsets up to `need` and
@@ -111,8 +113,13 @@ class Dm:
         every one: what an earlier run left there need not be zeroed first."""
         if self.dirty and slices >= self.dirty_rows:
             self._clean(base, base + size, False)
-        if self.lazy:
-            self.lazy = [z for z in self.lazy if not (base <= z.lo and z.hi <= base + size and z.top <= slices)]
+        if self.lazy:   # the bytes of a lazy region in the window need not be written out: cut away
+            self.lazy = [part for z in self.lazy
+                         for part in (_outside(z, base, base + size) if z.top <= slices else (z,))]
+
+    def meets(self, low: int, high: int) -> bool:
+        """Does a lazy region hold offsets in [low, high) (of some slice)?"""
+        return any(z.lo < high and low < z.hi for z in self.lazy)
 
     def hold(self, region: Lazy) -> None:
         """Hold `region` lazily: its bytes are what its slices hold from now on (what an
@@ -147,11 +154,12 @@ class Dm:
                           strides=(z.rows.strides[0], *strides))
         return view, which
 
-    def _materialize(self, low: int, high: int, rows: int) -> None:
-        """Write out the lazy regions that meet offsets [low, high) in the first `rows` slices."""
+    def _materialize(self, low: int, high: int, rows: int, touched: np.ndarray | None = None) -> None:
+        """Write out the lazy regions that meet offsets [low, high) in the first `rows` slices
+        (in the slices `touched`, when given)."""
         kept = []
         for z in self.lazy:
-            if z.lo < high and low < z.hi and z.first < rows:
+            if z.lo < high and low < z.hi and z.first < rows and (touched is None or bool((z.which[touched] >= 0).any())):
                 kept += self._write_part(z, low, high)
             else:
                 kept.append(z)
@@ -166,8 +174,7 @@ class Dm:
             self._write_out(z)
             return []
         self._write_out(Lazy(lo, hi, z.slices, z.which, z.rows[:, lo - z.lo:hi - z.lo]))
-        return [Lazy(a, b, z.slices, z.which, np.ascontiguousarray(z.rows[:, a - z.lo:b - z.lo]))
-                for a, b in ((z.lo, lo), (hi, z.hi)) if a < b]
+        return _outside(z, lo, hi)
 
     def _write_out(self, z: Lazy) -> None:
         """Write a lazy region's bytes into the store (grown to hold them: a region never
@@ -205,7 +212,7 @@ class Dm:
         `written` marks (booleans per slice): the caller writes every one of their bytes.
         `lazily(dm, base, size, slices)`: a shortcut that may hold the zeros as a lazy
         region instead (True when it did)."""
-        if base >= self.touched and not any(z.lo < base + size and base < z.hi for z in self.lazy):
+        if base >= self.touched and not self.meets(base, base + size):
             return
         self.overwrite(base, size, slices)
         self._grow(base + size, 0, base)
@@ -227,6 +234,15 @@ class Lazy:
     def __init__(self, lo: int, hi: int, slices: np.ndarray, which: np.ndarray, rows: np.ndarray) -> None:
         self.lo, self.hi, self.slices, self.which, self.rows = lo, hi, slices, which, rows
         self.first, self.top = int(slices.min()), int(slices.max()) + 1
+
+
+def _outside(z: Lazy, low: int, high: int) -> list[Lazy]:
+    """The parts of lazy region `z` outside offsets [low, high) (none, one or two; `z`
+    itself when it does not meet them)."""
+    if high <= z.lo or z.hi <= low:
+        return [z]
+    return [Lazy(a, b, z.slices, z.which, np.ascontiguousarray(z.rows[:, a - z.lo:b - z.lo]))
+            for a, b in ((z.lo, low), (high, z.hi)) if a < b]
 
 
 class Memory:

@@ -52,10 +52,21 @@ def flat_walk(space: Any, base: int, sizes: Sequence[int], strides: Sequence[int
         whole.append(None if r else k)
     if off + inner + width > sb or last >= space.slices:
         return None
-    space._grow(off + inner + width, last + 1, off)
+    end = off + inner + width     # the slices it steps through only when a lazy region meets its offsets
+    space._grow(end, last + 1, off, _slices(first, sizes, whole) if space.lazy and space.meets(off, end) else None)
     cap = space.data.shape[1]
     flat = [s if k is None else k * cap for s, k in zip(strides, whole)]
     return space.data.reshape(-1), first * cap + off, flat
+
+
+def _slices(first: int, sizes: Sequence[int], whole: list[int | None]) -> np.ndarray:
+    """The slices a DM walk touches: `first` plus every point of its slice-stepping loops
+    (`whole`: a loop's stride in slices, None for a loop inside one slice)."""
+    at = np.array([first], np.int64)
+    for n, k in zip(sizes, whole):
+        if k and n > 1:
+            at = (at[:, None] + np.arange(n, dtype=np.int64) * k).reshape(-1)
+    return at
 
 
 def view(walk: tuple[np.ndarray, int, list[int]], sizes: Sequence[int], dtype: np.dtype) -> np.ndarray | None:

@@ -20,6 +20,7 @@ plain copy, which reports any fault.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -62,7 +63,20 @@ def broadcast_rows(cmd: Any, base: int, slice_bytes: int, slices: int) -> tuple[
     order = np.argsort(where, kind="stable")
     distinct, which = np.unique(source[order], return_inverse=True)
     return (off, span, where[order], which.reshape(-1).astype(np.int64), distinct,
-            [n for n, _, _ in inner], [s for _, s, _ in inner], [d for _, _, d in inner])
+            [n for n, _, _ in inner], [s for _, s, _ in inner], [d for _, _, d in inner], _grid(outer, distinct))
+
+
+def _grid(outer: list[tuple[int, int, int]], distinct: np.ndarray) -> tuple[list[int], list[int]] | None:
+    """(sizes, source strides) of the outer loops that move the source, outermost first,
+    when their walk is the distinct rows' source offsets in order (then the rows are one
+    strided copy, not one per row); else None."""
+    loops = sorted(((n, s) for n, s, _ in outer if s and n > 1), key=lambda loop: -loop[1])
+    at = np.zeros(1, np.int64)
+    for n, s in loops:
+        at = (at[:, None] + np.arange(n, dtype=np.int64) * s).reshape(-1)
+    if at.size != distinct.size or not np.array_equal(at, distinct):
+        return None
+    return [n for n, _ in loops], [s for _, s in loops]
 
 
 @register("dma_lazy")
@@ -73,16 +87,25 @@ def dma_lazy(mem: Any, cmd: Any, src: np.ndarray, src_base: int, dst_base: int) 
     form = broadcast_rows(cmd, dst_base, mem.dm_slice, mem.slices)
     if form is None:
         return False
-    off, span, where, which, distinct, sizes, src_strides, dst_strides = form
+    off, span, where, which, distinct, sizes, src_strides, dst_strides, grid = form
     if where.size * span < LAZY_BYTES or 2 * distinct.size > where.size:
         return False
-    walks = [flat_walk(src, src_base + int(u), sizes, src_strides, 1) for u in distinct]
-    if any(w is None for w in walks):
-        return False
     rows = np.empty((distinct.size, span), np.uint8)
-    for j, walk in enumerate(walks):
-        np.copyto(np.ndarray(tuple(sizes), np.uint8, buffer=rows[j], strides=tuple(dst_strides)),
-                  view(walk, sizes, np.dtype(np.uint8)))
+    if grid is not None:    # the distinct rows are a strided walk of the source: one copy
+        outer = [*grid[0], *sizes]
+        walk = flat_walk(src, src_base + int(distinct[0]), outer, [*grid[1], *src_strides], 1)
+        if walk is None:
+            return False
+        step = [span * math.prod(grid[0][i + 1:]) for i in range(len(grid[0]))]
+        np.copyto(np.ndarray(tuple(outer), np.uint8, buffer=rows, strides=(*step, *dst_strides)),
+                  view(walk, outer, np.dtype(np.uint8)))
+    else:
+        walks = [flat_walk(src, src_base + int(u), sizes, src_strides, 1) for u in distinct]
+        if any(w is None for w in walks):
+            return False
+        for j, walk in enumerate(walks):
+            np.copyto(np.ndarray(tuple(sizes), np.uint8, buffer=rows[j], strides=tuple(dst_strides)),
+                      view(walk, sizes, np.dtype(np.uint8)))
     at = np.full(mem.slices, -1, np.int64)
     at[where] = which
     mem.dm(cmd.part.chip, cmd.part.cluster).hold(Lazy(off, off + span, where, at, rows))
