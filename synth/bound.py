@@ -16,7 +16,7 @@ and DM. Of the records a candidate surely issues, this counts:
   transpose or a bias only adds records;
 - the DMA Engine's movement of every operand byte once and every result byte once, at one
   request per packet: every cell of `a` and `w` enters DM and every cell of the result
-  leaves it (a packet of `P` bytes is `ceil(P / request_bytes)` requests);
+  leaves it (of the result's rows, only the user's when synth/live_rows.py cuts the store) (a packet of `P` bytes is `ceil(P / request_bytes)` requests);
 - the stores' HBM writes when a packet must leave part of a 256-byte unit: a DMA packet is
   contiguous on both sides and holds the cells of one slice (tu_ops/dma_commands.py: the
   slice loops lie outside the packet), so it is no longer than the longest run of a
@@ -37,6 +37,7 @@ from typing import Any
 
 from ir.dtypes import DType
 from synth.gemm_text import gemm_names
+from synth.live_rows import live_rows
 from visa.schedule.model import launch_cycles
 
 __all__ = ["candidate_bound", "store_run"]
@@ -68,7 +69,9 @@ def candidate_bound(spec: Any, point: dict[str, Any], rates: Any) -> int | None:
     copies = {v["an"]: 1 if geo.a_switch else min(geo.sn, real["sn"]),
               v["wn"]: 1 if geo.switch else min(geo.sm, real["sm"])}
     load_bytes = sum(math.prod(size[i] for i in spec.stored(name)) * elem * copies[name] for name, _ in spec.operands)
-    out_bytes = math.prod(size[i] for i in spec.result[1]) * (DType(spec.result_dtype).bits // 8)
+    # every result row stored: the tile's, or only the user's (synth/live_rows.py)
+    rows = {v["mi"]: live_rows(v) or size[v["mi"]]}
+    out_bytes = math.prod(rows.get(i, size[i]) for i in spec.result[1]) * (DType(spec.result_dtype).bits // 8)
 
     request = rates("dma", "request_bytes")
     run = store_run(spec, v)

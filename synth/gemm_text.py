@@ -15,6 +15,7 @@ from synth import epilogue, target
 from synth.bias_switch import bias_ring, bias_slice
 from synth.both_loads import both_stationary, both_tile
 from synth.onchip import device_transpose, switch_cut_text, switch_fetch, switch_names, switch_w_block
+from synth.live_rows import live_rows, live_store
 from synth.overlap import a_pieces, piece_tile, pieces_ok, tile_pieces
 from synth.pairs import pair_ok
 from synth.stream_switch import stream_a_block, stream_fetch, stream_mapping, stream_names
@@ -288,6 +289,8 @@ def _gemm_tile(v: dict[str, Any]) -> list[str]:
                 *[f"               {call})" if k == len(dst) - 1 else f"               {call}"
                   for k, call in enumerate(dst)]] if dst else [f"        dst = {rn}.view_mut()  # the whole result"]),
              f"        {target.reduced(v['spec'], 'result')}.view().to_hbm_view(ctx.tdma, dst)"]
+    if live_rows(v):  # a result padded along m: only the user's rows leave (synth/live_rows.py)
+        store = live_store(v, "result")
     lines = [*load,
              "    def tile(streamed, trf, i, j):",
              *take,
