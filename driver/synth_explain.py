@@ -74,13 +74,13 @@ def efficiency(c: Candidate, roof: Roofline) -> float | None:
     return None if c.makespan is None else c.makespan / roof.cycles
 
 
-def _work(space: Any, c: Candidate, target: str) -> tuple[Work, dict[str, int]]:
-    """The work of a candidate's kernel, compiled once more, and its DMAs' bytes per tensor."""
+def _lowered(space: Any, c: Candidate, target: str) -> tuple[Any, Any, Any]:
+    """A candidate's kernel compiled once more, lowered, with the rates and the target (of its
+    chips) that `work` and `tensor_bytes` count it under."""
     kernel = space.factory(**c.params)
     tgt = get_target(target)
     outcome = compile_kernel(kernel, tgt)
-    lowered, rates, chips = outcome.artifact.kernel, target_rates(target), for_chips(tgt, kernel.chips)
-    return work(lowered, rates, chips), tensor_bytes(lowered, rates, chips)
+    return outcome.artifact.kernel, target_rates(target), for_chips(tgt, kernel.chips)
 
 
 def tensor_bytes(kernel: Any, rates: Any, target: Any) -> dict[str, int]:
@@ -137,9 +137,8 @@ def _per_tensor(moved: dict[str, int], sizes: dict[str, int]) -> str:
     return ", ".join(parts + [f"{name} {b:,}" for name, b in moved.items() if name not in sizes])
 
 
-def _tensor_sizes(spec: Contraction) -> dict[str, int]:
-    """Each tensor's bytes the contraction moves (`demand`'s loads and stores), by name."""
-    need = demand(spec)
+def _tensor_sizes(spec: Contraction, need: Demand) -> dict[str, int]:
+    """Each tensor's bytes the contraction moves (`need`, its `demand`: loads and stores), by name."""
     names = [name for name, _ in spec.operands]
     if spec.epilogue is not None and spec.epilogue.bias:
         names.append(spec.epilogue.bias[0])
@@ -216,18 +215,19 @@ def explanation(spec: Contraction, space: Any, result: TuneResult, roof: Rooflin
     if c is None or c.makespan is None:
         return lines, data
     need = demand(spec)
-    w, moved = _work(space, c, target)
+    lowered = _lowered(space, c, target)
+    w, moved = work(*lowered), tensor_bytes(*lowered)
     data["efficiency"] = round(c.makespan / roof.cycles, 4)
     lines.append(f"efficiency: the winner's makespan {c.makespan:,} is {c.makespan / roof.cycles:.2f}x the roofline "
                  "(1.00: no kernel could be faster)")
     lines += _winner_lines(c, w, sum(need.loads) + sum(need.stores))  # the DMAs of every chip
     # which tensor's copies make the bytes beyond the contraction's (an operand moved to each
     # slice of its row or column of the tile, not once)
-    lines.append("  bytes moved per tensor: " + _per_tensor(moved, _tensor_sizes(spec)))
+    lines.append("  bytes moved per tensor: " + _per_tensor(moved, _tensor_sizes(spec, need)))
     entry: dict[str, Any] = {"winner": _work_json(c, w) | {"tensor_bytes": moved}, "runner_up": None}
     r = _runner_up(result)
     if r is not None:
-        rw, _ = _work(space, r, target)
+        rw = work(*_lowered(space, r, target))  # its work only: the bytes per tensor are the winner's
         lines += _versus(c, w, r, rw)
         entry["runner_up"] = _work_json(r, rw)
     else:

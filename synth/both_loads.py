@@ -34,7 +34,7 @@ from synth.row_cut import row_cut
 from synth.tiling import Geometry
 from tu_ops.target import Constants, rngd
 
-__all__ = ["both_ok", "both_placements", "both_stationary", "both_tile"]
+__all__ = ["both_ok", "both_placements", "both_stationary", "both_tile", "lone_switch"]
 
 HALVES = 2  # the contexts that load the TRF at once: main and sub
 
@@ -49,17 +49,24 @@ def both_ok(spec: Any, g: Geometry, m: int, n: int, const: Constants | None = No
     const = const or rngd().constants
     elem = 1 if spec.dtype_in == "i8" else 2
     k = spec.padded[spec.contracted]
-    if not g.switch or g.a_switch or g.halves or (g.sk, g.tb, g.sb, g.clusters) != (1, 1, 1, 1):
-        return False
-    if spec.batch is not None or spec.epilogue is not None or spec.device_transposed:
-        return False
-    if m != g.tm or n != g.tn:
+    if not lone_switch(spec, g, m, n):
         return False
     cut = row_cut(g, k, elem, const)
     pieces = cut[1] if cut is not None else (switch_piece(g, k, elem, const) or (0, 0))[1]
     half = k // HALVES * elem
     return (pieces == 1 and k % HALVES == 0 and half % 64 == 0 and g.r * g.c * 4 <= const.VRF_BYTES
             and 2 * g.c * k * elem >= const.TRF_BYTES)
+
+
+def lone_switch(spec: Any, g: Geometry, m: int, n: int) -> bool:
+    """Whether `g` is a `w by switch` placement alone (not `a by switch`, nor this module's
+    twin; one cluster, `k` neither over slices nor in time blocks, no batch on the slices)
+    whose one tile is `spec`'s whole m x n result, and `spec` a plain GEMM (no batch, epilogue
+    or device transpose): what `both_ok` and synth/trf_double.py's `double_placements` start
+    from."""
+    return (g.switch and not g.a_switch and not g.halves and (g.sk, g.tb, g.sb, g.clusters) == (1, 1, 1, 1)
+            and spec.batch is None and spec.epilogue is None and not spec.device_transposed
+            and (g.tm, g.tn) == (m, n))
 
 
 def both_placements(spec: Any, m: int, n: int, placements: list[Geometry]) -> list[Geometry]:

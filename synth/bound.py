@@ -8,11 +8,12 @@ then the slowest of the DMA Engine (one request of at most `request_bytes` per c
 and DM. Of the records a candidate surely issues, this counts:
 
 - one command (its start-up) per block load and per store its loops make
-  (synth/tile_loops.py, synth/pairs.py, synth/trf_double.py: `w` and `a` once each): per batch step, each distinct block of `a` and
-  `w` loaded once at the least (`reuse="all"`), the outer loop's block once per outer step
-  and the inner one per tile (`"outer"`), both per tile (`"none"`); a result piece stored
-  per tile and piece. A block load or store is one `to_dm` / `to_hbm_view` call, one
-  record of at least one command; a block cut into pieces or time blocks, a device
+  (synth/tile_loops.py, synth/pairs.py, synth/trf_double.py): per batch step, each distinct
+  block of `a` and `w` loaded once at the least (`reuse="all"`), the outer loop's block once
+  per outer step and the inner one per tile (`"outer"`), both per tile (`"none"`), `w` and
+  `a` once each with one tile or the TRF double-buffered (all of `w` in one DMA); a result
+  piece stored per tile and piece. A block load or store is one `to_dm` / `to_hbm_view`
+  call, one record of at least one command; a block cut into pieces or time blocks, a device
   transpose or a bias only adds records;
 - the DMA Engine's movement of every operand byte once and every result byte once, at one
   request per packet: every cell of `a` and `w` enters DM and every cell of the result
@@ -54,9 +55,9 @@ def candidate_bound(spec: Any, point: dict[str, Any], rates: Any) -> int | None:
     mt, nt, steps, pieces = v["mt"], v["nt"], v["steps"], v["pieces_n"]
     tiles = mt * nt
     outer = mt if v["order"] == "ij" else nt
-    loads = {"all": mt + nt, "outer": outer + tiles, "none": 2 * tiles}[v["reuse"]] if tiles > 1 else 2
-    if v["geo"].double:  # all of `w` in one DMA, `a` in one (synth/trf_double.py)
-        loads = 2
+    # with one tile, or the TRF double-buffered (synth/trf_double.py: all of `w` in one DMA), `w` and `a` once each
+    per_reuse = {"all": mt + nt, "outer": outer + tiles, "none": 2 * tiles}
+    loads = per_reuse[v["reuse"]] if tiles > 1 and not v["geo"].double else 2
     commands = steps * (loads + tiles * pieces)
 
     elem = DType(spec.dtype_in).bits // 8

@@ -28,6 +28,7 @@ from typing import Any
 import attrs
 
 from ir.dtypes import DType
+from synth.both_loads import lone_switch
 from synth.onchip import switch_held, switch_ok
 from synth.tiling import Geometry
 from tu_ops.target import Constants, rngd
@@ -40,21 +41,21 @@ REQUEST = 256  # bytes of a whole HBM write (the `hbm align_bytes` rate, tu_ops/
 
 def double_placements(spec: Any, m: int, n: int, placements: list[Geometry],
                       const: Constants | None = None) -> list[Geometry]:
-    """For each `w by switch` placement alone (one cluster, `k` whole on every slice, all the
-    slices) whose tile is the whole result, the placements with twice the slices along `m` and
-    2 or DOUBLE_TILES tiles along `n` whose blocks (each at least a quarter of the TRF) fit the
-    TRF two at a time, whose block the Switch Engine can spread (`switch_ok`) and whose rows of results are whole 256-byte DMA requests (a row of 128
-    bytes is a partial write: i8 512^3's `64x4 of 8x32` models 80,830); no batch, epilogue, device transpose or split over chips."""
+    """For each `w by switch` placement alone (synth/both_loads.py `lone_switch`: one cluster,
+    `k` whole on every slice; and all the slices) whose tile is the whole result, the
+    placements with twice the slices along `m` and 2 or DOUBLE_TILES tiles along `n` whose
+    blocks (each at least a quarter of the TRF) fit the TRF two at a time, whose block the
+    Switch Engine can spread (`switch_ok`) and whose rows of results are whole 256-byte DMA
+    requests (a row of 128 bytes is a partial write: i8 512^3's `64x4 of 8x32` models
+    80,830); no batch, epilogue, device transpose or split over chips."""
     const = const or rngd().constants
-    if spec.batch is not None or spec.epilogue is not None or spec.device_transposed or spec.chips != 1:
+    if spec.chips != 1:
         return []
     elem, out_bytes = (DType(d).bits // 8 for d in (spec.dtype_in, spec.result_dtype))
     k = spec.padded[spec.contracted]
     out: list[Geometry] = []
     for g in placements:
-        if not g.switch or g.a_switch or g.halves or g.double or (g.sk, g.tb, g.sb, g.clusters, g.idle) != (1,) * 5:
-            continue
-        if (g.tm, g.tn) != (m, n) or g.r % 2 or g.sn % 2:
+        if not lone_switch(spec, g, m, n) or g.double or g.idle != 1 or g.r % 2 or g.sn % 2:
             continue
         for tiles in (2, DOUBLE_TILES):
             c = n // (g.sn // 2 * tiles)
