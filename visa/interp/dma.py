@@ -194,12 +194,13 @@ def _fills_hbm(op: Any, size: int) -> bool:
         return False
     if len(walks) == 1:
         return True
-    if size > 1 << 22:          # several commands: each byte written by exactly one (counted)
+    if size > 1 << 22:          # several commands: each byte written by exactly one of them
         return False
-    hits = np.zeros(size, np.int64)
+    # (each walk injective, `size` writes in all: every byte written at all is every byte once)
+    covered = np.zeros(size, np.bool_)
     for base, sizes, strides in walks:
-        np.add.at(hits, walk(base, sizes, strides).reshape(-1), 1)
-    return bool((hits == 1).all())
+        covered[walk(base, sizes, strides).reshape(-1)] = True
+    return bool(covered.all())
 
 
 def _dm_result(op: Any, mem: Memory, size: int) -> DmTensor:

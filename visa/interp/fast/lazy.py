@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from visa.interp.dma import walk
 from visa.interp.memory import Lazy
 from visa.interp.shortcuts import per_record, register
 from visa.interp.strided import flat_walk, injective, view
@@ -71,12 +72,11 @@ def _grid(outer: list[tuple[int, int, int]], distinct: np.ndarray) -> tuple[list
     when their walk is the distinct rows' source offsets in order (then the rows are one
     strided copy, not one per row); else None."""
     loops = sorted(((n, s) for n, s, _ in outer if s and n > 1), key=lambda loop: -loop[1])
-    at = np.zeros(1, np.int64)
-    for n, s in loops:
-        at = (at[:, None] + np.arange(n, dtype=np.int64) * s).reshape(-1)
+    sizes, strides = [n for n, _ in loops], [s for _, s in loops]
+    at = walk(0, sizes, strides).reshape(-1)
     if at.size != distinct.size or not np.array_equal(at, distinct):
         return None
-    return [n for n, _ in loops], [s for _, s in loops]
+    return sizes, strides
 
 
 @register("dma_lazy")
