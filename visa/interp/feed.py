@@ -226,8 +226,8 @@ def _repeated(op: Any, rows: Rows, mem: Memory, src: DmTensor, in_place: bool) -
     them; None otherwise (and when a read is not one strided walk), which leaves the feed to
     write every packet. With one (chip, cluster) and `in_place` the packets are a view of
     the DM bytes; with several each one's are copied into their rows of one array. A read of
-    a lazy broadcast (`Dm.lazy_view`) writes its distinct rows only (`sparse`) for a float
-    contraction's exact kernel or a TRF load (each reads a row's `held` row), else every row."""
+    a lazy broadcast (`Dm.lazy_view`) writes its distinct rows only (`sparse`) for a
+    contraction or a TRF load (`_exact_reader`), else every row."""
     groups = rows.slice_groups()
     bits, (steps, elems, sizes, strides), _ = _plan(op, mem.target)
     w, ntime = bits // 8, len(op.shapes[0].time)
@@ -276,7 +276,11 @@ def _repeated(op: Any, rows: Rows, mem: Memory, src: DmTensor, in_place: bool) -
 
 
 def _exact_reader(op: Any) -> bool:
-    return op.dest.kind.name == "TRF_LOAD" or op.dest.kind.name == "CONTRACT_OUTER" and op.element_type.dtype.is_float
+    """Does the feed's reader take a sparse `Repeated` (only its `held` rows stored)? A TRF
+    load and a contraction do: the float one's exact kernel and the integer one's distinct
+    pairs (`visa.interp.contract._pair_sum`) read each row's held row; any other way in
+    writes the copies out (`Repeated.materialize`)."""
+    return op.dest.kind.name in ("TRF_LOAD", "CONTRACT_OUTER")
 
 
 def _check_collect(op: Any, steps: int, flit: int) -> None:
