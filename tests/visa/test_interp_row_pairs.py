@@ -93,3 +93,28 @@ def test_turned_weights_pairs_are_placed_without_a_gather_and_checked_once(monke
     assert checked == [(0, 2, 1)]         # once, over both runs
     assert len(placed) == 2 and all(y is got[1] for y, got in placed)   # the sums as the matmul left them
     assert runs[0] > 0 and runs[1] == runs[0]   # no index table built again in the second run
+
+
+def test_an_integer_contraction_reads_a_lazy_broadcasts_distinct_rows_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A broadcast held lazily (`visa.interp.fast.lazy`) fed to an integer contraction: the
+    feed stores each distinct row once (a sparse `Repeated`), not one copy per slice, and
+    the distinct pairs read only those rows; nothing writes the copies out. Exact against
+    numpy."""
+    monkeypatch.setattr(lazy, "LAZY_BYTES", 0)   # a small kernel's broadcast held lazily too
+    streams, written = [], []
+    real_run, real_write = contract.run_contraction, Repeated.materialize
+
+    def run(outer, reduce, time, stream, *rest):
+        streams.append(stream)
+        return real_run(outer, reduce, time, stream, *rest)
+
+    monkeypatch.setattr(contract, "run_contraction", run)
+    monkeypatch.setattr(Repeated, "materialize", lambda self: written.append(self) or real_write(self))
+    arrays = _TURNED.inputs(np.random.default_rng(11))
+    results, finals = execute_inout(parse_visa(compile_kernel(_TURNED.kernel).text), [x.copy() for x in arrays])
+    assert np.array_equal(np.asarray((results + finals)[-1]), _TURNED.oracle(*arrays))
+    assert len(streams) == 1 and isinstance(streams[0], Repeated)
+    stream = streams[0]
+    stored = stream.stored_rows()
+    assert stored is not None and np.unique(stored).size < stream.shape[0]   # the distinct rows only
+    assert not written

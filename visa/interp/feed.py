@@ -226,8 +226,8 @@ def _repeated(op: Any, rows: Rows, mem: Memory, src: DmTensor, in_place: bool) -
     them; None otherwise (and when a read is not one strided walk), which leaves the feed to
     write every packet. With one (chip, cluster) and `in_place` the packets are a view of
     the DM bytes; with several each one's are copied into their rows of one array. A read of
-    a lazy broadcast (`Dm.lazy_view`) writes its distinct rows only (`sparse`) for a float
-    contraction's exact kernel or a TRF load (each reads a row's `held` row), else every row."""
+    a lazy broadcast (`Dm.lazy_view`) writes its distinct rows only (`sparse`) for a
+    contraction or a TRF load (`in_place`), else every row."""
     groups = rows.slice_groups()
     bits, (steps, elems, sizes, strides), _ = _plan(op, mem.target)
     w, ntime = bits // 8, len(op.shapes[0].time)
@@ -261,7 +261,9 @@ def _repeated(op: Any, rows: Rows, mem: Memory, src: DmTensor, in_place: bool) -
             helds.append(None)
     lazies = any(isinstance(v, tuple) for v in views)
     held = None if (not in_place and not lazies) or any(h is None for h in helds) else np.concatenate(helds)
-    sparse = lazies and held is not None and not op.conversions and _exact_reader(op)   # only `held`'s rows
+    # only `held`'s rows: a TRF load and a contraction (float: its exact kernel; integer: its
+    # distinct pairs, `visa.interp.contract._pair_sum`) read each row's held row
+    sparse = lazies and held is not None and not op.conversions and in_place
     if in_place and len(views) == 1 and not lazies:
         distinct = views[0]
     else:
@@ -273,10 +275,6 @@ def _repeated(op: Any, rows: Rows, mem: Memory, src: DmTensor, in_place: bool) -
     _check_collect(op, steps, flit)
     full = np.broadcast_to(packets, (rows.count, *sizes[:ntime], op.flits_per_packet, flit))
     return Repeated(full, (rows.count, steps * op.flits_per_packet, flit), held, sparse)
-
-
-def _exact_reader(op: Any) -> bool:
-    return op.dest.kind.name == "TRF_LOAD" or op.dest.kind.name == "CONTRACT_OUTER" and op.element_type.dtype.is_float
 
 
 def _check_collect(op: Any, steps: int, flit: int) -> None:

@@ -36,7 +36,8 @@ class Repeated(Held):
         or a broadcast held lazily, `visa.interp.fast.lazy`), or None: not known."""
         self.sparse = sparse
         """Only the rows `held` names (held[r] == r) are stored in `factored`; every other row
-        is read from its held row (the contraction's exact kernel does so)."""
+        is read from its held row (a TRF load, the float contraction's exact kernel and the
+        integer one's distinct pairs do so; any other reader gets `materialize`)."""
         self.alias = alias
         """For a `factored` of one time loop: each step's first step holding the same packets
         in every row (a switch broadcast's repeats, `visa.interp.fast.switch_rows`), or None."""
