@@ -66,8 +66,8 @@ def _kept_cells(out_t) -> int | None:
     """The live cells of every packet of the Transpose Engine's result type when they are its
     first ones and fewer than all (`K % 4 # 16`: 4), else None."""
     pad = keys.logical_pad((out_t.packet,))
-    live = int(np.count_nonzero(~pad))
-    return live if 0 < live < len(pad) and not pad[:live].any() else None
+    live = keys.live_prefix(pad)
+    return live if 0 < live < len(pad) else None
 
 
 def _trimmed(x: np.ndarray, zero_row: bool, params: TransposeParams, out_time: int, out_t, kept: int,
