@@ -194,16 +194,16 @@ def _repeats(view: np.ndarray) -> bool:
     return all((view[lo:hi, 1:] == view[lo:hi, :1]).all() for lo, hi in parts)
 
 
-def _value_independent(op: _Operand, gather: Gather, candidates: tuple[int, ...], side: str = "") -> frozenset[int]:
+def _value_independent(op: _Operand, gather: Gather, candidates: tuple[int, ...], side: str) -> frozenset[int]:
     """The candidate digits along which the operand's values (not only its cells) repeat:
     those it reads with a zero stride in place, the others by comparing its data. Of a
-    lazy operand (`side` "a" or "w"), kept in the run for the next contraction reading
-    the same unchanged base the same way (backends/cpu/run_memo.py)."""
+    lazy operand, kept in the run (one entry per `side`, "a" or "w") for the next contraction
+    reading the same unchanged base the same way (backends/cpu/run_memo.py)."""
     candidates = tuple(k for k in candidates if k in gather.digits)
     if not candidates or op.size == 0:
         return frozenset()
     key = None
-    if side and op.lazy is not None:
+    if op.lazy is not None:
         lazy = op.lazy
         key = (gather, candidates, lazy.form, lazy.n_dst, lazy.shape,
                None if lazy.row_of is None else lazy.row_of.tobytes())

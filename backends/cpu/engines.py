@@ -45,7 +45,8 @@ def transpose(op: Transpose, buf, compact: bool = False):
     rows, row_of, zero_row = _distinct_rows(buf, t)
     x = rows.reshape(rows.shape[0], t.time.size, t.packet.size)
     n_cells = op.out_time.size * out_t.packet.size
-    kept = None if row_of is not None and compact and compact_lib.wanted(out_t) else _kept_cells(out_t)
+    as_compact = row_of is not None and compact and compact_lib.wanted(out_t)  # a `Compact` of the live rows
+    kept = None if as_compact else _kept_cells(out_t)
     if kept is not None:  # the packet's padding held as none (a contraction reading it copies it out)
         return _trimmed(x, zero_row, params, op.out_time.size, out_t, kept, row_of)
     out = arena.empty((len(x) + zero_row, n_cells), x.dtype)  # the run's scratch: no fresh pages each run
@@ -53,7 +54,7 @@ def transpose(op: Transpose, buf, compact: bool = False):
     out[len(x):] = 0  # the padding rows' (zero) row
     if row_of is None:  # every spatial row live, each its own
         return out.reshape(layout.shape_of(out_t))
-    if compact and compact_lib.wanted(out_t):
+    if as_compact:
         return compact_lib.make(out[row_of[layout.live_rows(t)]], out_t)
     return LazyRows(out, identity(n_cells, out.itemsize), n_cells, layout.shape_of(out_t), row_of)
 
@@ -66,8 +67,8 @@ def _kept_cells(out_t) -> int | None:
     """The live cells of every packet of the Transpose Engine's result type when they are its
     first ones and fewer than all (`K % 4 # 16`: 4), else None."""
     pad = keys.logical_pad((out_t.packet,))
-    live = int(np.count_nonzero(~pad))
-    return live if 0 < live < len(pad) and not pad[:live].any() else None
+    live = keys.live_prefix(pad)
+    return live if 0 < live < len(pad) else None
 
 
 def _trimmed(x: np.ndarray, zero_row: bool, params: TransposeParams, out_time: int, out_t, kept: int,

@@ -19,7 +19,7 @@ from ir.mapping.nodes import Mapping, pair_all
 from ir.mapping.ops import DigitRange
 
 __all__ = ["KeySpace", "LiveCells", "RadixWhere", "radix_where", "joint_frag", "key_blocks", "key_space", "key_dtype", "live_cells", "logical_keys", "logical_pad",
-           "looker", "padding"]
+           "live_prefix", "looker", "padding"]
 
 
 @attrs.frozen
@@ -274,6 +274,13 @@ class RadixWhere:
         return out
 
 
+def live_prefix(pad: np.ndarray) -> int:
+    """How many live values the padding flags `pad` have when those are its first ones (the
+    padding follows every live value), else 0."""
+    live = int(np.count_nonzero(~pad))
+    return 0 if pad[:live].any() else live
+
+
 def radix_where(parts: Sequence[tuple[np.ndarray, np.ndarray | None]], size: int,
                 dtype: np.dtype) -> RadixWhere | None:
     """`RadixWhere` of a source whose factor digits are `parts` (`_parts`, C order over them
@@ -283,8 +290,8 @@ def radix_where(parts: Sequence[tuple[np.ndarray, np.ndarray | None]], size: int
     for keys, pad in reversed(parts):
         extent = len(keys)
         if pad is not None and pad.any():  # a padded digit (a `1 # 2` cluster, padding slices): its
-            live = int(np.count_nonzero(~pad))  # live values must be its first ones; they alone hold keys
-            if not live or pad[:live].any() or keys[0] != 0:
+            live = live_prefix(pad)  # live values must be its first ones; they alone hold keys
+            if not live or keys[0] != 0:
                 return None
             keys = keys[:live]
         if len(keys) > 1:
