@@ -10,7 +10,10 @@ the memory, held by the entry so its id is not reused), the byte offset, shape, 
 dtype of the view read, and how often the run has handed that memory out again or written
 it in place (`Arena.writes`: bumped by `Arena.take` and by the executor before a handler
 writes a buffer in place, `arena.written`). The executor writes no buffer otherwise after
-its maker returned, so an unchanged stamp means unchanged contents.
+its maker returned, so an unchanged stamp means unchanged contents. That is the rule a new
+handler keeps: it writes an operand in place only when the executor allows it (`_owned`, which
+reports the write); a handler writing any other buffer it did not make would leave a kept
+result stale, and nothing would say so.
 
 Entries live in the arena, so they end with the run (`Arena.release`), and a nested run or
 a run on another thread has its own; outside a run (no arena) nothing is kept.
