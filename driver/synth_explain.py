@@ -22,10 +22,12 @@ from driver.tune_eval import target_rates
 from ir.dtypes import DType
 from ir.topology import pe_space
 from synth import Contraction
-from tu_ops.target import for_chips, get_target
 from tu_ops.dma import DmaOp
+from tu_ops.program import LoweredKernel
+from tu_ops.target import Target, for_chips, get_target
 from visa.schedule.bounds import Demand, Roofline, Work, roofline, work
 from visa.schedule.loops import step_repeats
+from visa.schedule.rates import Rates
 from visa.schedule.steps import build_steps
 
 __all__ = ["CLASSES", "demand", "efficiency", "explanation", "spec_roofline", "tensor_bytes"]
@@ -83,7 +85,7 @@ def _lowered(space: Any, c: Candidate, target: str) -> tuple[Any, Any, Any]:
     return outcome.artifact.kernel, target_rates(target), for_chips(tgt, kernel.chips)
 
 
-def tensor_bytes(kernel: Any, rates: Any, target: Any) -> dict[str, int]:
+def tensor_bytes(kernel: LoweredKernel, rates: Rates, target: Target) -> dict[str, int]:
     """The bytes a lowered kernel's DMAs move of each HBM tensor (by parameter name; "other"
     for an HBM tensor that is no parameter), counted as `work` counts `dma_bytes` (each DMA
     as many times as its rolled loops run it; on several chips every chip's bytes): a load

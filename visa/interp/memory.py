@@ -16,6 +16,7 @@ The reads and writes by address (`gather`, `scatter`, `copy_bytes`) and the plai
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -370,7 +371,7 @@ class Memory:
         self._run_scratch.clear()
         self.recycle()
 
-    def zero_dm(self, parts: list[tuple[int, int]], slices: int, base: int, size: int, op: Any = None,
+    def zero_dm(self, parts: Sequence[tuple[int, int]], slices: int, base: int, size: int, op: Any = None,
                 written: dict[tuple[int, int], np.ndarray] | None = None, lazily: Any = None) -> None:
         """Zero bytes [base, base + size) of the first `slices` slices of each (chip, cluster):
         the padding of a DM tensor an executor creates is zero (docs/machine/index.md); but
