@@ -93,7 +93,7 @@ def grid_axes(pairs: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[int, in
     if hit is not None and hit[0] is place:
         return hit[1]
     if len(_AXES) >= 256:
-        _AXES.pop(next(iter(_AXES)))
+        _AXES.pop(next(iter(_AXES), None), None)  # as memo.py: another thread may empty it first
     found = _axes(place, (pairs[0].shape[0], pairs[0].shape[1], pairs[1].shape[1]))
     _AXES[id(place)] = (place, found)
     return found
