@@ -179,7 +179,7 @@ def written(buf: np.ndarray) -> None:
     """`buf`'s memory is about to be written in place (the executor hands a buffer over to a
     handler: backends/cpu/executor.py `_owned`): results the run kept from its contents are
     no longer valid (`Arena.writes`)."""
-    arena = getattr(_LOCAL, "arena", None)
+    arena = current()
     if arena is not None:
         key = id(memory_owner(buf))
         arena.writes[key] = arena.writes.get(key, 0) + 1
