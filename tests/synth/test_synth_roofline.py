@@ -119,21 +119,18 @@ def test_the_dma_bound_waits_on_a_program_or_pays_more_start_ups() -> None:
 
 
 def test_a_long_contractions_roofline_is_not_above_its_best_candidates() -> None:
-    # bf16 256 x 128 x 1024 on a quarter of the slices: 512 cycles of MACs, so the wait alone (802)
-    # is dearer than one command more and a program's start-up (790); the candidates the search
+    # bf16 128 x 128 x 1024 on half the slices: 512 cycles of MACs, so the wait alone (802) is
+    # dearer than one command more and a program's start-up (790); the two candidates the search
     # bounds lowest are still no faster than it
-    spec = contraction(GEMM, dtype="bf16:f32", sizes=dict(m=256, n=128, k=1024), pe=4)
+    spec = contraction(GEMM, dtype="bf16:f32", sizes=dict(m=128, n=128, k=1024), pe=2)
     got = {b.name: b.cycles for b in spec_roofline(spec).bounds}
-    assert got["dma"] == 2000 + 3 * 500 + (256 * 1024 * 2 + 128 * 1024 * 2 + 256 * 128 * 4) // 256 + 500 + 290
+    assert got["dma"] == 2000 + 3 * 500 + (2 * 128 * 1024 * 2 + 128 * 128 * 4) // 256 + 500 + 290
     space = spec.space()
-    compiled = 0
-    for params in sorted(space.points(), key=lambda p: space.bound(p, RATES) or 0)[:4]:
+    bounded = [p for p in space.points() if space.bound(p, RATES) is not None]
+    for params in sorted(bounded, key=lambda p: space.bound(p, RATES))[:2]:
         outcome = compile_kernel(space.factory(**params), get_target("rngd"))
-        if outcome.status == "ok":
-            assert schedule_artifact(outcome.artifact, target=get_target("rngd"), rates=RATES).makespan >= got["dma"]
-            compiled += 1
-    assert compiled >= 2
-
+        assert outcome.status == "ok", outcome.diagnostics
+        assert schedule_artifact(outcome.artifact, target=get_target("rngd"), rates=RATES).makespan >= got["dma"]
 
 SPECS = [
     (GEMM, "i8:i32", dict(m=256, n=256, k=64), {}, "rngd"),
