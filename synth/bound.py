@@ -11,8 +11,8 @@ and DM. Of the records a candidate surely issues, this counts:
   (synth/tile_loops.py, synth/pairs.py, synth/trf_double.py): per batch step, each distinct
   block of `a` and `w` loaded once at the least (`reuse="all"`), the outer loop's block once
   per outer step and the inner one per tile (`"outer"`), both per tile (`"none"`), `w` and
-  `a` once each with one tile or the TRF double-buffered (all of `w` in one DMA); a result
-  piece stored per tile and piece. A block load or store is one `to_dm` / `to_hbm_view`
+  `a` once each with one tile, `w` twice (its two halves) and `a` once with the TRF
+  double-buffered; a result piece stored per tile and piece. A block load or store is one `to_dm` / `to_hbm_view`
   call, one record of at least one command; a block cut into pieces or time blocks, a device
   transpose or a bias only adds records;
 - the DMA Engine's movement of every operand byte once and every result byte once, at one
@@ -55,9 +55,9 @@ def candidate_bound(spec: Any, point: dict[str, Any], rates: Any) -> int | None:
     mt, nt, steps, pieces = v["mt"], v["nt"], v["steps"], v["pieces_n"]
     tiles = mt * nt
     outer = mt if v["order"] == "ij" else nt
-    # with one tile, or the TRF double-buffered (synth/trf_double.py: all of `w` in one DMA), `w` and `a` once each
+    # with one tile `w` and `a` once each; the TRF double-buffered (synth/trf_double.py): `w` in two halves, `a` once
     per_reuse = {"all": mt + nt, "outer": outer + tiles, "none": 2 * tiles}
-    loads = per_reuse[v["reuse"]] if tiles > 1 and not v["geo"].double else 2
+    loads = 3 if v["geo"].double else per_reuse[v["reuse"]] if tiles > 1 else 2
     commands = steps * (loads + tiles * pieces)
 
     elem = DType(spec.dtype_in).bits // 8

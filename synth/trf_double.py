@@ -8,8 +8,10 @@ A result that fills the chip in one tile with `w by switch` (`64x4 of 8x128`, i8
 overflow the TRF. Cut into tiles of fewer columns (`128x2 of 4x64`: four tiles of 128 columns),
 each block is a quarter of the TRF; the kernel:
 
-- moves all of `w` in ONE DMA first (each slice its share of every tile's block; a tile's block
-  is a tile of it in DM), then `a`'s row block once (each row to 2 slices);
+- moves `w` in two DMAs (each slice its share of every tile's block; a tile's block is a tile
+  of its half in DM): the first half of the tiles' blocks, then `a`'s row block once (each row
+  to 2 slices), then the other half, so the first tile contracts while that half moves (with
+  all of `w` in one DMA before `a`, the DMA context waited 802 cycles for that contraction);
 - loads tile `j + 1`'s block into the TRF before tile `j` contracts, the loads alternating
   between the sub and the main context (two blocks are live at once, in different TRF rows,
   tu_ops/trf_place.py), so a load runs beside the previous contraction or the other load;
@@ -17,8 +19,9 @@ each block is a quarter of the TRF; the kernel:
   DM at once, so the next contraction never waits for the store).
 
 The loops are Python `for`s (at most DOUBLE_TILES tiles, traced each). i8 512^3: 13,716 ->
-12,970 cycles. `double_placements` appends these placements after every other one, so the
-others keep their indices; they add no `order`/`reuse`/`pair` levers to the space.
+12,970 (`w` in one DMA) -> 12,668 cycles. `double_placements` appends these placements after
+every other one, so the others keep their indices; they add no `order`/`reuse`/`pair` levers
+to the space.
 """
 
 from __future__ import annotations
@@ -68,16 +71,35 @@ def double_placements(spec: Any, m: int, n: int, placements: list[Geometry],
 
 
 def double_loops(v: dict[str, Any]) -> list[str]:
-    """The kernel's tile loop: `w` whole in one DMA, `a` once, the TRF loads one tile ahead on
-    alternating contexts, each result stored one tile late."""
+    """The kernel's tile loop: `w` in two DMAs (the first half of the tiles' blocks, then `a`
+    once, then the other half), the TRF loads one tile ahead on alternating contexts, each
+    result stored one tile late."""
     nt, wn, din, N, tn = v["nt"], v["wn"], v["din"], v["N"], v["tn"]
     held = switch_held(v)
-    return ["    # TRF double-buffered: all of w moves first in one DMA (each slice its share of every tile's block),",
-            f"    # then a's rows; tile j + 1's block loads into the TRF while tile j contracts (the loads alternate",
+    half, span = nt // 2, v["tn"] * (nt // 2)   # tiles a half, its rows of w
+    if half == 1:
+        moves = ["    halves = [w_block(0)]", f"    {v['s_dm']} = a_block(0)", "    halves.append(w_block(1))",
+                 "    blocks = halves"]
+    else:
+        # w's view tiled into its two halves along n (gemm_text.chain's form: the tiled index `1 # 2, N % span`)
+        terms = ", ".join(f"1 # 2, {N} % {span}" if i == v["ni"] else i.upper() for i in v["widx"])
+        rows = f'.tile(m("{N} / {span}"), 1, m("{terms}"), h)'
+        moves = ["    def w_half(h):",
+                 f"        # half h of {wn}'s tiles ({span} rows) in one DMA: each slice its share of every block",
+                 f"        rows = {wn}.view(){rows}",
+                 f'        return rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, WSlice, m("{N} % {span} / {tn}, '
+                 f'{held}")])',
+                 "",
+                 "    halves = [w_half(0)]",
+                 f"    {v['s_dm']} = a_block(0)",
+                 "    halves.append(w_half(1))",
+                 f'    blocks = [halves[j // {half}].view().tile(m("{N} % {span} / {tn}"), 1, m("1 # {half}, {held}"), '
+                 f"j % {half}) for j in range({nt})]"]
+    return ["    # TRF double-buffered: w moves in two DMAs (each slice its share of every tile's block), the first",
+            "    # half of the tiles' blocks before a's rows and the other half after them, so the first tiles contract",
+            "    # while it moves; tile j + 1's block loads into the TRF while tile j contracts (the loads alternate",
             "    # between the sub and the main context); each result is stored after the next tile's contraction",
-            f'    whole = {wn}.view().to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, WSlice, m("{N} / {tn}, {held}")])',
-            f'    blocks = [whole.view().tile(m("{N} / {tn}"), 1, m("1 # {nt}, {held}"), j) for j in range({nt})]',
-            f"    {v['s_dm']} = a_block(0)",
+            *moves,
             "    trfs = [stationary(blocks[0])]",
             "    results = []",
             f"    for j in range({nt}):",

@@ -91,21 +91,39 @@ def _ceil(a: float, b: float) -> int:
 
 def program_gap(dma_start: int, prog_start: int, mac_cycles: int, late_loads: int) -> int:
     """The fewest cycles the DMA context of any kernel spends beyond its DMAs' own: its
-    start-ups and movement (`dma`) are those of one command per tensor at the least.
+    start-ups and movement (`dma`) are those of one command per tensor at the least (`T`
+    commands, one per tensor: no command counts for two, `chip_commands`).
 
-    - A kernel of exactly one command per tensor loads each operand whole in one DMA and
-      stores the result in one. A program that reads a loaded tensor starts after that DMA
-      ends (a tensor is written when its DMA ends), and the store starts after the programs
-      that computed the result, which read (through the TRF and the stream) the bytes of
-      every load, the last included. So between the end of the last load and the start of
-      the store the DMA context has nothing to move while at least one program runs:
-      `prog_start` cycles at the least. When the last load is one of the contraction's
-      operands (no `late_loads`), every contraction program reads it, so all the MACs run
-      there, on at most the main and the sub contexts at once: `ceil(mac_cycles / 2)` more.
-    - A kernel of more commands pays `dma_start` for each one more.
-    The smaller of the two is the gap every kernel pays."""
-    after = prog_start + (_ceil(mac_cycles, 2) if not late_loads else 0)
-    return min(dma_start, after)
+    Let `L` be the command that ends last (at `t`) among those writing DM bytes some program
+    reads on its way to a stored result (one exists: operand bytes reach DM only by DMA, and
+    only programs compute), and `S` the first store, in the DMA context's order, of bytes
+    computed from `L`'s. A program reading a DMA's tensor starts after that DMA ends and runs
+    `prog_start` cycles at the least, and `S` starts after the programs that computed its
+    bytes end: `S` starts `prog_start` after `t` at the least. `W` is `prog_start`, plus
+    `mac_cycles` when the last load is one of the contraction's operands (no `late_loads`):
+    every MAC reads a byte of each operand, and every MAC runs in a main-context program,
+    one program at a time (only the main context has a Contraction Engine: CTX-2, spec
+    pipeline.md), at the peak of every slice at most.
+
+    - `T` commands: each operand moves whole in one command, which is also the one that
+      brings it to its programs (no command is left for a second hop), and the result in one,
+      `S`; every MAC reads `L`'s bytes, so `S` starts `W` after `t` at the least, and no
+      other command runs between (there is none): the context idles `W`.
+    - `T + 1` commands: a command `Y` running between `t` and `S`'s start either depends on
+      `L` (it moves bytes computed from `L`'s: it starts `prog_start` after `t` at the least)
+      or does not. A `Y` that does not is none of the `T`: an operand's first command after
+      `t` would bring bytes that reach the result through a command ending after `t` (not `L`
+      then), and the result's one store is `S`. So the `T` are one command per operand, each
+      its operand's only one, and the one store `S`: every result byte depends on `L` (no
+      second store runs before `S`), `S` starts `W` after `t`, and `Y`, one start-up and
+      bytes beyond the `T`'s, covers `dma_start` of the wait at most: `max(0, W - dma_start)`
+      idles still. Without such a `Y`, the context idles `prog_start` before `S` or before
+      the first command between that depends on `L`. The gap is one start-up more and the
+      smaller of the two idles.
+    - `T + 2` commands or more: two start-ups more.
+    The smallest of the three is the gap every kernel pays."""
+    wait = prog_start + (mac_cycles if not late_loads else 0)
+    return min(wait, dma_start + min(prog_start, max(0, wait - dma_start)), 2 * dma_start)
 
 
 def chip_commands(c: Demand) -> int:
@@ -157,8 +175,8 @@ def roofline(rates: Rates, c: Demand) -> Roofline:
     slowest = min(movers, key=lambda k: movers[k])
     commands = len(c.loads) + len(c.stores)
     gap = program_gap(dma_start, prog_start, mac_cycles, c.late_loads)
-    waits = (f"{gap} cycles waiting on a program between the last load and the store (or one more command's "
-             f"start-up)")
+    waits = (f"{gap} cycles waiting on a program between the last load and the store (or the start-ups of more "
+             f"commands)")
     if chip_commands(c) * dma_start > commands * dma_start + gap:  # a command per chip part of a split tensor
         commands, gap = chip_commands(c), 0
         waits = "a command per chip holding a part of a tensor split over the chips"
