@@ -304,7 +304,6 @@ _ENTRIES: list[CodeInfo] = [
         ("VCG-4", "counting Time needs more than 8 sequencer entries", "trace"),
         ("VCG-5", "packed element is not the packed cells in order", "trace"),
         ("VCG-6", "a padded axis's Slice parts out of stride order", "trace"),
-        ("VCG-7", "a padded axis's Slice part is not a bit field of the slice id", "trace"),
         ("VCG-8", "a padded axis interleaves Slice and Time", "trace"),
         ("VCG-9", "Time-major counting over-padded", "trace"),
         ("VCG-10", "a padded axis split between Slice and Packet with a partial packet", "trace"),

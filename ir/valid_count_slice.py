@@ -8,7 +8,11 @@ at the time step (docs/machine/valid-count.md, "Per-slice counts"):
                   otherwise                                   -> idx(t) < thres
 
 `slice_mask` holds the slice-id bits of the axis's Slice sub-expressions, so each must be a
-bit field (a power-of-2 size at a power-of-2 weight of the slice id). The axis's index is
+bit field (a power-of-2 size at a power-of-2 weight of the slice id). Its stride in the axis
+need not be a power of 2 (`R # 24 / 3`): the filter compares the masked bits, which order the
+slices as their `r_slice` does when the parts are written major to minor and tile the
+padded range, and `slice_thres` is the boundary slice's bits whatever `r_slice` it stands
+for. The axis's index is
 `r = r_slice + r_time`; the filter can only tell `r < |X|` when one part is wholly major to
 the other:
 
@@ -19,7 +23,7 @@ the other:
   units of `slice_span`; only the last Time iteration can hold padding, so the slices with
   `r_slice >= slice_span - (padded - |X|)` drop it. That needs `padded - |X| <= slice_span`.
 
-Every placement outside these forms is refused with its own rule (VCG-6 ... VCG-10).
+Every placement outside these forms is refused with its own rule (VCG-2, VCG-6, VCG-8 ... VCG-10).
 """
 
 from __future__ import annotations
@@ -82,12 +86,11 @@ def slice_filter(axis: str, live: int, slice_subs: list, weights: list[int], tim
     if any(a <= b for a, b in zip(strides, strides[1:])):
         return _refuse("VCG-6", f"the Slice sub-expressions of {axis} are not in descending stride order", loc,
                        f"write the major part of {axis} first in Slice: per-slice ranges must grow with the slice id")
-    for (s, w), st in zip(mine, strides):
-        if not (_pow2(s.size) and _pow2(st) and _pow2(w)):
-            return _refuse("VCG-7", f"the Slice sub-expression of {axis} of size {s.size}, stride {st} is not a bit "
-                           f"field of the slice id (weight {w})", loc,
-                           "give each Slice part of a padded axis a power-of-2 size and stride, and power-of-2 "
-                           "sizes to the Slice items inside it")
+    for s, w in mine:  # a Slice mapping of 64, 128 or 256 slices gives every item a power-of-2 size
+        if not (_pow2(s.size) and _pow2(w)):
+            return _refuse("VCG-2", f"the Slice sub-expression of {axis} of size {s.size} is not a bit field of the "
+                           f"slice id (weight {w})", loc,
+                           "give each Slice part of a padded axis, and the Slice items inside it, power-of-2 sizes")
     times = [s.stride // scale for s in time_subs if s.axis == axis]
     if times and not (max(times) < min(strides) or min(times) > max(strides)):
         return _refuse("VCG-8", f"{axis} interleaves Slice and Time sub-expressions", loc,

@@ -8,7 +8,7 @@ layout's own digits, sharing no code with the compiler. Layouts:
 
 - `time`: R only in Time (`R # P`, maybe with a kept axis A before or after it);
 - `slice_major`: `R # P / k` (a power-of-2 number of groups) outermost in Slice, `R # P % k`
-  in Time (k a power of 2, else VCG-7 is expected);
+  in Time (k a power of 2 or not); split in two Slice parts written minor first, VCG-6;
 - `time_major`: `R # P % c` innermost in Slice (c a power of 2), `R # P / c` in Time, padded
   by at most c (else VCG-9 is expected);
 - `slice_packet`: `R # P / 8` in Slice, `R # P / 4 % 2` in Time and `R # P % 4` in the packet,
@@ -187,11 +187,14 @@ def _cases(draw, refusal_rate: int) -> ReduceCase:
         r = draw(st.integers(1, p - 1))
         return ReduceCase(layout, r, p, (("X", 0, 256),), time_with_a([("R", 1, p)]), False, dtype, op)
     if layout == "slice_major":
-        g, k = _pow2(draw, 1, 3), draw(st.sampled_from([3, 5, 6])) if refuse else _pow2(draw, 1, 3)
+        g, k = _pow2(draw, 2 if refuse else 1, 3), draw(st.sampled_from([2, 3, 4, 5, 6, 8]))  # any stride k
         p = g * k
         r = draw(st.integers(1, p - 1))
+        if refuse:  # R's Slice part split in two and written minor first
+            return ReduceCase(layout, r, p, (("R", k, 2), ("X", 0, 256 // g), ("R", 2 * k, g // 2)),
+                              time_with_a([("R", 1, k)]), False, dtype, op, "VCG-6")
         return ReduceCase(layout, r, p, (("R", k, g), ("X", 0, 256 // g)), time_with_a([("R", 1, k)]), False,
-                          dtype, op, "VCG-7" if refuse else None)
+                          dtype, op)
     if layout == "time_major":
         c, t = _pow2(draw, 1, 3), draw(st.integers(2, 6))
         p = c * t

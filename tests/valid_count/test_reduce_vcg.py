@@ -111,6 +111,28 @@ def test_slice_major_two_slice_parts_in_descending_order(tmp_path):
     assert "slice_mask=129" in text and "slice_thres=128" in text   # bits 7 and 0; boundary R = 8
 
 
+def test_slice_parts_whose_strides_are_not_powers_of_2(tmp_path):
+    """Slice `R # 24 / 12, X, R # 24 / 3 % 4`, Time `R # 24 % 3` with R = 20: R's Slice parts
+    step by 12 and 3, yet each is a bit field of the slice id (bits 7 and 1..0) and the masked
+    bits order the slices as r_slice does, so one threshold finds the boundary: r_slice 18
+    (12 + 3 * 2) keeps 2 steps. main refused the strides (the bit-field rule, VCG 7)."""
+    kernel = _kernel(tmp_path, axes="S=256, E=12, F=4, R=20, X=32, B=4", slice="R # 24 / 12, X, R # 24 / 3 % 4",
+                     elem="R # 24 % 3, B", time="R # 24 % 3", packet="B", out_time="1",
+                     op="IntraSliceReduceOpI32.ADD_SAT")
+    x = RNG.integers(-(2**31), 2**31, (256, 12), dtype=np.int64).astype(np.int32)
+    cpu, text = _run(kernel, x)
+    s = np.arange(256)
+    r_slice = 12 * (s // 128) + 3 * (s % 4)
+    for i in range(256):
+        live = r_slice[i] + np.arange(3) < 20
+        if live.any():
+            acc = np.zeros(4, np.int64)
+            for row in x[i].reshape(3, 4)[live]:
+                acc = np.clip(acc + row, -(2**31), 2**31 - 1)   # a saturating add per step
+            np.testing.assert_array_equal(cpu[i], acc.astype(np.int32), err_msg=f"slice {i}")
+    assert "thres=2, slice_mask=131, slice_thres=130" in text and "mode=TIME_MAJOR" not in text
+
+
 # --- TIME_MAJOR: R's Time part major, Slice minor -----------------------------------------
 
 @pytest.mark.parametrize("r", [13, 14, 15, 12])
