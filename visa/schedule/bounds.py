@@ -102,8 +102,8 @@ def program_gap(dma_start: int, prog_start: int, mac_cycles: int, late_loads: in
     bytes end: `S` starts `prog_start` after `t` at the least. `W` is `prog_start`, plus
     `mac_cycles` when the last load is one of the contraction's operands (no `late_loads`):
     every MAC reads a byte of each operand, and every MAC runs in a main-context program,
-    one program at a time (only the main context has a Contraction Engine: CTX-2, spec
-    pipeline.md), at the peak of every slice at most.
+    one program at a time (only the main context has a Contraction Engine: rule CTX-2,
+    docs/machine/contraction.md), at the peak of every slice at most.
 
     - `T` commands: each operand moves whole in one command, which is also the one that
       brings it to its programs (no command is left for a second hop), and the result in one,
