@@ -181,9 +181,10 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
     `contract_jit.stored_rows`) by float32 BLAS, or None when some sum could round (`no_rounding`). `plan` has no padding leaves and no skipped steps."""
     (raw_a, ca), (raw_w, cw) = stored_a, stored_w
     order = _k_order(plan.a, plan.w)  # K's digits in A's stride order, for both (any order sums alike)
-    (fa, floor_a), (fw, floor_w) = _widened_kept("a", raw_a, plan.a, order), _widened_kept("w", raw_w, plan.w, order)
+    (fa, floor_a, kept_a), (fw, floor_w, kept_w) = (_widened_kept("a", raw_a, plan.a, order),
+                                                    _widened_kept("w", raw_w, plan.w, order))
     if not _guarded((floor_a, fa.view(np.uint32)), (floor_w, fw.view(np.uint32)), plan.terms):
-        _done(fa), _done(fw)
+        _done(fa, kept_a), _done(fw, kept_w)
         return None
     da, nn, ni, k = fa.shape
     dw, nj = fw.shape[0], fw.shape[2]
@@ -207,7 +208,7 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
             for lo in range(0, len(ca), step):
                 products[lo:lo + step] = _matmul(fa[ca[lo:lo + step]], fw[cw[lo:lo + step]].transpose(0, 1, 3, 2),
                                                  split)
-    _done(fa), _done(fw)  # read for the last time (but when kept): the run's next request takes them
+    _done(fa, kept_a), _done(fw, kept_w)  # read for the last time (but when kept): the run's next request takes them
     if route.index is not None and _in_order(route.runs, products):  # the products are the result cells
         np.add(products, np.float32(0), out=products)  # in order: +0 added in place, no second buffer
         return products.reshape(route.index.shape)
@@ -229,30 +230,39 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
 
 
 KEEP_WIDENED_BYTES = arena.MIN_BYTES
-"""A widened operand below this size is kept for the run's next contraction reading the same
-stored cells the same way (`_widened_kept`); a larger one is arena scratch, given back at once."""
+"""A widened operand below this size is a plain allocation; from it, arena scratch, held while
+kept and given back to the arena when the side's next widening replaces it (`_widened_kept`)."""
 
 
 def _widened_kept(side: str, raw: np.ndarray, gather: Gather, order: tuple[int, ...] | None) -> tuple:
-    """(`_widened(raw, gather, order)`, its `_floor`), kept in the run for the next
-    contraction that reads the same cells of the same unchanged memory (backends/cpu/
-    run_memo.py; one per side): a tiled kernel's column tiles read one stream each time
-    (issue 61: `drawn_s101_0` widened and scanned its stream three times a run)."""
-    key = (gather, order)
-    found = run_memo.get("widened " + side, raw, key)
+    """(`_widened(raw, gather, order)`, its `_floor`, whether the run keeps them), kept in the
+    run for the next contraction that reads the same cells of the same unchanged memory
+    (backends/cpu/run_memo.py; one per side): a tiled kernel's column tiles read one stream
+    each time (issue 61: `drawn_s101_0` widened and scanned its stream three times a run),
+    and the two tiles of `drawn_s101_2`, `drawn_s103_1` and `drawn_s103_2` one stationary
+    operand of 1-2 MiB widened. A large one (arena scratch) is held until the side's next
+    widening, which first gives it back (`run_memo.forget`) and so takes the same memory:
+    no more scratch at once than widening every time."""
+    kind, key = "widened " + side, (gather, order)
+    found = run_memo.get(kind, raw, key)
     if found is not None:
-        return found
+        return (*found, True)
+    run_memo.forget(kind)  # the side's last one, read by no later contraction: its buffer free for this one
     wide = _widened(raw, gather, order)
     found = wide, _floor(wide.view(np.uint32))
-    if wide.nbytes < KEEP_WIDENED_BYTES:
-        run_memo.put("widened " + side, raw, key, found)
-    return found
+    kept = run_memo.put(kind, raw, key, found, None if wide.nbytes < KEEP_WIDENED_BYTES else _give_back_widened)
+    return (*found, kept)
 
 
-def _done(wide: np.ndarray) -> None:
+def _give_back_widened(found: tuple) -> None:
+    """A large kept widened operand replaced in the run (`_widened_kept`): its scratch given back."""
+    arena.give_back(found[0])
+
+
+def _done(wide: np.ndarray, kept: bool) -> None:
     """A widened operand read for the last time by its contraction: given back to the arena
-    unless `_widened_kept` keeps it (then it is never arena scratch)."""
-    if wide.nbytes >= KEEP_WIDENED_BYTES:
+    unless the run keeps it (a small one is never arena scratch)."""
+    if not kept and wide.nbytes >= KEEP_WIDENED_BYTES:
         arena.give_back(wide)
 
 

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from ir.data_movement_ops import Switch, Transpose
-from ir.switch.semantics import switch_data, transpose_data
+from ir.switch.semantics import switch_data, transpose_data, turned_tiles
 from ir.transpose.params import TransposeParams
 
 from backends.cpu import arena, compact as compact_lib, compact_moves, keys, layout, lazy_rows, switch_rows
@@ -75,23 +75,32 @@ def _trimmed(x: np.ndarray, zero_row: bool, params: TransposeParams, out_time: i
              row_of: np.ndarray | None) -> LazyRows:
     """The Transpose Engine's result of the rows `x` (then a zero row for the padding rows
     when `zero_row`; each spatial row's by `row_of`, or every row its own) as a `LazyRows`
-    holding the first `kept` cells of every packet only (its padding cells read zero):
-    turned a block of rows at a time into scratch, then cut (issue 61, first-run memory:
-    the turned stream of a `k`-first bf16 operand was held with 12 padding cells of every
-    16, 4.25 MiB of a 3.25 MiB kernel's 25 MiB)."""
+    holding the first `kept` cells of every packet only (its padding cells read zero)
+    (issue 61, first-run memory: the turned stream of a `k`-first bf16 operand was held with
+    12 padding cells of every 16, 4.25 MiB of a 3.25 MiB kernel's 25 MiB). When the kept
+    cells are cells the engine writes (`kept <= in_rows`) they are copied straight from the
+    turned tiles (`transpose_cells`' view), column by column; else turned a block of rows at
+    a time into a padded scratch, then cut (issue 61: the scratch's fill and cut were 2 of
+    `drawn_s101_2`'s 3 passes over its turned operand)."""
     n_rows, packet, item = len(x), out_t.packet.size, x.itemsize
     # not the arena's: once the commit has copied it, its memory goes back to the allocator (kept by the
     # arena, a 1 MiB base sat idle beside drawn_s1_3's 4 MiB contraction products)
     base = np.empty((n_rows + zero_row, out_time * kept), x.dtype)
     base[n_rows:] = 0
-    step = max(1, _TRIM_BLOCK // max(1, out_time * packet * item))
-    scratch = arena.empty((min(step, n_rows), out_time * packet), x.dtype)  # no fresh pages each run
-    for lo in range(0, n_rows, step):
-        part = scratch[:min(step, n_rows - lo)]
-        transpose_data(x[lo:lo + len(part)], params, out_time, out=part)
-        base[lo:lo + len(part)].reshape(len(part), out_time, kept)[...] = \
-            part.reshape(len(part), out_time, packet)[:, :, :kept]
-    arena.give_back(scratch)  # the run's next request takes it
+    if kept <= params.in_rows:
+        tiles = turned_tiles(x, params)  # [rows, tile, out_rows, in_rows], a view of `x`
+        cells = base[:n_rows].reshape(tiles.shape[:3] + (kept,))
+        for j in range(kept):  # runs read in order (`transpose_data`'s column copies)
+            cells[..., j] = tiles[..., j]
+    else:
+        step = max(1, _TRIM_BLOCK // max(1, out_time * packet * item))
+        scratch = arena.empty((min(step, n_rows), out_time * packet), x.dtype)  # no fresh pages each run
+        for lo in range(0, n_rows, step):
+            part = scratch[:min(step, n_rows - lo)]
+            transpose_data(x[lo:lo + len(part)], params, out_time, out=part)
+            base[lo:lo + len(part)].reshape(len(part), out_time, kept)[...] = \
+                part.reshape(len(part), out_time, packet)[:, :, :kept]
+        arena.give_back(scratch)  # the run's next request takes it
     form = StridedForm((out_time, kept), (packet, 1), (kept * item, item), 0, 0, False)
     return LazyRows(base, form, out_time * packet, layout.shape_of(out_t), row_of)
 

@@ -37,6 +37,7 @@ from backends.cpu import arena
 from backends.cpu.lazy_rows import LazyRows
 from backends.cpu.moves_strided import StridedForm, source_view
 from backends.cpu.distinct import distinct_values
+from backends.cpu.wide_copy import wide_runs
 
 __all__ = ["record", "remember", "classes_of", "forget", "dma_copies", "identity", "MIN_COPIES"]
 
@@ -203,5 +204,5 @@ def dma_copies(rows: np.ndarray, form: StridedForm, n_rows: int, shape: tuple[in
     out = np.zeros((distinct + padding) * n_cells, rows.dtype)  # a fresh copy, zero where nothing is written
     item = out.itemsize
     dst = as_strided(out[out_form.p0:], out_form.extents, tuple(p * item for p in out_form.pstrides))
-    np.copyto(dst, source_view(rows, out_form, 0, 1, 1)[0])
+    np.copyto(*wide_runs(dst, source_view(rows, out_form, 0, 1, 1)[0]))  # runs of cells as words
     return LazyRows(out.reshape(distinct + padding, n_cells), identity(n_cells, item), n_cells, shape, row_of)

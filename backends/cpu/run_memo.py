@@ -28,7 +28,7 @@ import numpy as np
 
 from backends.cpu import arena
 
-__all__ = ["get", "put", "stamp"]
+__all__ = ["get", "put", "forget", "stamp"]
 
 
 def stamp(array: np.ndarray, run: arena.Arena) -> tuple:
@@ -64,3 +64,12 @@ def put(kind: str, array: np.ndarray, key: Hashable, value: Any,
     if old is not None and old[4] is not None and old[3] is not value:
         old[4](old[3])
     return True
+
+
+def forget(kind: str) -> None:
+    """Drop `kind`'s entry now (its `drop` called): a caller about to compute a new one frees
+    the old one's buffer first, so the new one can take it instead of new memory."""
+    run = arena.current()
+    old = None if run is None else run.memo.pop(kind, None)
+    if old is not None and old[4] is not None:
+        old[4](old[3])

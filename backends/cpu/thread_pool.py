@@ -20,6 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from backends.cpu.wide_copy import wide_runs
+
 __all__ = ["pool", "share", "copy_into", "SPLIT_COPY_MIN"]
 
 SPLIT_COPY_MIN = 1 << 21
@@ -68,7 +70,9 @@ def share(parts: Sequence[Callable[[], None]], threads: int) -> None:
 
 def copy_into(dst: np.ndarray, src: np.ndarray, threads: int = 1) -> None:
     """`np.copyto(dst, src)` (same shapes), the outermost axis longer than one cut into
-    parts `share`d among `threads` threads when the copy is large; the same bytes either way."""
+    parts `share`d among `threads` threads when the copy is large; the same bytes either way.
+    Runs of a few cells contiguous in both are copied as wider words (`wide_runs`)."""
+    dst, src = wide_runs(dst, src)
     axis = next((k for k, n in enumerate(dst.shape) if n > 1), None)
     if threads <= 1 or axis is None or dst.nbytes < SPLIT_COPY_MIN:
         np.copyto(dst, src)
@@ -78,3 +82,4 @@ def copy_into(dst: np.ndarray, src: np.ndarray, threads: int = 1) -> None:
     lead = (slice(None),) * axis
     share([lambda a=a, b=b: np.copyto(dst[(*lead, slice(a, b))], src[(*lead, slice(a, b))])
            for a, b in zip(cuts, cuts[1:])], threads)
+

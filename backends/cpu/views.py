@@ -28,6 +28,7 @@ from backends.cpu import arena, layout, moves, moves_strided
 from backends.cpu.compact import Compact, _span, live_steps as _live_steps
 from backends.cpu.options import DEFAULT, CpuOptions
 from backends.cpu.handlers import handles
+from backends.cpu.wide_copy import wide_runs
 
 __all__: list[str] = []
 
@@ -229,7 +230,7 @@ def _put(out: np.ndarray, offset: tuple[int, ...], form: tuple, source: np.ndarr
     _, extents, src_steps, out_steps, out0 = form
     start = out0 + sum(o * st for o, st in zip(offset, out.strides))
     dst = as_strided(out.reshape(-1)[start // out.itemsize:], extents, out_steps)
-    np.copyto(dst, as_strided(source, extents, src_steps, writeable=False))
+    np.copyto(*wide_runs(dst, as_strided(source, extents, src_steps, writeable=False)))  # runs as words
     return True
 
 

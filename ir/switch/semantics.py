@@ -26,7 +26,7 @@ from ir.switch.config import (
 from ir.switch.custom import route_table
 from ir.transpose.params import TransposeParams
 
-__all__ = ["switch_data", "named_switch_data", "custom_switch_data", "packet_map", "transpose_data", "transpose_cells"]
+__all__ = ["switch_data", "named_switch_data", "custom_switch_data", "packet_map", "transpose_data", "transpose_cells", "turned_tiles"]
 
 
 def named_switch_data(x: np.ndarray, config: SwitchVariant) -> np.ndarray:
@@ -121,7 +121,7 @@ def transpose_data(x: np.ndarray, params: TransposeParams, out_time_size: int, f
     n_slice, n_time, flit = x.shape
     p = params
     outer = n_time // (p.in_rows * p.packets_per_col)
-    tiles = _tiles(x, p)   # [s, outer, out_rows, in_rows]
+    tiles = turned_tiles(x, p)   # [s, outer, out_rows, in_rows]
     if out is None:
         out = np.empty((n_slice, outer, p.out_rows, flit), dtype=x.dtype)
     else:
@@ -136,7 +136,7 @@ def transpose_data(x: np.ndarray, params: TransposeParams, out_time_size: int, f
     return out.reshape(n_slice, out_time_size, flit)
 
 
-def _tiles(x: np.ndarray, p: TransposeParams) -> np.ndarray:
+def turned_tiles(x: np.ndarray, p: TransposeParams) -> np.ndarray:
     """The turned tiles of `x[slice, time, flit]`, a view [slice, tile, out_rows, in_rows]."""
     n_slice, n_time, _ = x.shape
     outer = n_time // (p.in_rows * p.packets_per_col)
@@ -147,5 +147,5 @@ def _tiles(x: np.ndarray, p: TransposeParams) -> np.ndarray:
 def transpose_cells(x: np.ndarray, params: TransposeParams) -> np.ndarray:
     """`transpose_data`'s written cells only: [slice, out time, in_rows], each output flit's
     first `in_rows` cells (its others are the padding `transpose_data` fills)."""
-    tiles = _tiles(x, params)
+    tiles = turned_tiles(x, params)
     return np.ascontiguousarray(tiles).reshape(x.shape[0], -1, params.in_rows)

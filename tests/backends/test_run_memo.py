@@ -125,3 +125,27 @@ def test_the_executor_tells_the_arena_before_a_buffer_is_written_in_place(monkey
     arrays = TILED.inputs(np.random.default_rng(5))
     CpuBackend(CpuOptions(threads=1)).run(TILED.kernel, tuple(arrays))
     assert sum(owned) == len(told) >= 2  # the second and third tiles at least write in place
+
+
+def test_a_large_widened_operand_is_kept_and_its_memory_taken_by_the_next_widening(monkeypatch) -> None:
+    # a stationary operand of 1 MiB widened (arena scratch): two tiles reading it widen it once
+    # (drawn_s101_2, drawn_s103_1/2 widened theirs per tile); another operand widened on the same
+    # side gives the kept one back first and takes its memory (no more scratch at once than before)
+    from backends.cpu.gathers import Gather
+    widened = _counted(monkeypatch, contract_blas, "_widened")
+    gather = Gather((0, 1, 2, 3), (64, 1, 1024, 1), (64, 1, 1024, 1), np.zeros(0, np.int64), 0, (1024, 0, 1, 0))
+    rng = np.random.default_rng(4)
+    with arena.scope(arena.Arena()):
+        raw = arena.empty((4, 64 * 1024), np.uint16)
+        raw[:] = rng.integers(0, 1 << 16, raw.shape, dtype=np.uint16)
+        first = contract_blas._widened_kept("w", raw, gather, None)
+        again = contract_blas._widened_kept("w", raw, gather, None)
+        assert len(widened) == 1 and again[0] is first[0] and first[2] and first[0].nbytes == arena.MIN_BYTES
+        want = (raw.astype(np.uint32) << 16).reshape(4, 1, 64, 1024)  # each pattern widened: the oracle
+        assert np.array_equal(first[0].view(np.uint32), want)
+        other = arena.empty((4, 64 * 1024), np.uint16)
+        other[:] = 3
+        address = first[0].ctypes.data
+        third = contract_blas._widened_kept("w", other, gather, None)
+        assert len(widened) == 2 and third[0].ctypes.data == address
+        assert np.array_equal(third[0].view(np.uint32), np.full((4, 1, 64, 1024), 3 << 16, np.uint32))

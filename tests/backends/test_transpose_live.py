@@ -37,9 +37,11 @@ def test_a_broadcast_is_transposed_and_widened_once_per_distinct_row_strided(mon
                transpose="device")
     transposed: list[int] = []
     widened: list[tuple[int, bool]] = []  # (rows, read strided)
-    real, real_widened = engines.transpose_data, contract_blas._widened
-    monkeypatch.setattr(engines, "transpose_data",
-                        lambda x, *a, **k: (transposed.append(x.shape[0]), real(x, *a, **k))[1])
+    real_widened = contract_blas._widened
+    for name in ("transpose_data", "turned_tiles"):  # padded flits, or the kept cells straight from the tiles
+        real = getattr(engines, name)
+        monkeypatch.setattr(engines, name,
+                            lambda x, *a, real=real, **k: (transposed.append(x.shape[0]), real(x, *a, **k))[1])
     monkeypatch.setattr(contract_blas, "_widened",
                         lambda raw, g, *a: (widened.append((raw.shape[0], g.offset is not None)),
                                             real_widened(raw, g, *a))[1])
@@ -107,3 +109,17 @@ def test_a_turned_stream_is_held_without_its_packet_padding(monkeypatch) -> None
     (_, out), = seen
     assert isinstance(out, LazyRows) and not out.form.full
     assert out.base.shape[1] * 4 == out.n_dst  # 4 of every 16 cells held (was every cell)
+
+
+def test_a_trimmed_result_is_cut_straight_from_the_turned_tiles(monkeypatch) -> None:
+    # `K % 4 # 16` packets: the 4 kept cells are the 4 the engine writes of each 16-cell flit, so
+    # they are copied from the turned tiles with no padded scratch turned first and then cut
+    d = pinned("tr_cut", "out[n,m] = w[n,k] * a[k,m]", "bf16:f32", dict(m=64, n=64, k=32),
+               dict(placement="8x2 of 8x32, on 1/16 of the slices", trf="w", packet=32, pieces=2), "gemm",
+               transpose="device")
+    padded: list[int] = []
+    real = engines.transpose_data
+    monkeypatch.setattr(engines, "transpose_data",
+                        lambda x, *a, **k: (padded.append(x.shape[0]), real(x, *a, **k))[1])
+    _run_both(d, np.random.default_rng(7), lambda w, a: w @ a)
+    assert padded == []
