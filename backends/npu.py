@@ -28,7 +28,7 @@ from tu_ops.target import Target, TargetLike, as_target, for_chips
 from visa.facts import with_facts
 from visa.printer import artifact_of, print_artifact
 
-__all__ = ["NpuBackend", "lower_kernel", "compile_kernel", "lowering_key"]
+__all__ = ["NpuBackend", "emit_lowered", "lower_kernel", "compile_kernel", "lowering_key"]
 
 
 def compile_kernel(kernel: Traceable, target: TargetLike = "rngd", compat: bool = True,
@@ -66,7 +66,7 @@ def compile_kernel(kernel: Traceable, target: TargetLike = "rngd", compat: bool 
         return stop
     try:
         start = time.perf_counter()
-        text, artifact = _emit(lowered, tgt)
+        text, artifact = emit_lowered(lowered, tgt)
         timings["emit"] = _ms(start)
     except Exception as e:  # noqa: BLE001 - a failure to emit a verified kernel is an ICE
         return Outcome(kernel.name, "ice", None, (ice_diagnostic(kernel.name, e),), warnings, timings)
@@ -80,9 +80,10 @@ def lowering_key(kernel: Kernel, target: Target, compat: bool = True) -> tuple[A
     return (target, compat, kernel, tuple((op.loc, tuple(op.role_fields("fact"))) for op in kernel.ops))
 
 
-def _emit(lowered: Any, tgt: Any) -> tuple[str, Any]:
+def emit_lowered(lowered: Any, tgt: Any) -> tuple[str, Any]:
     """The canonical text and the artifact `visa.parse_visa` reads back from it (the same
-    records, cost and derived allocation facts), made without parsing the text."""
+    records, cost and derived allocation facts), made without parsing the text, of a
+    verified lowering (`compile_kernel`'s last step; driver/tune_eval.py emits from its gate)."""
     artifact = artifact_of(lowered, tgt)
     return print_artifact(artifact), attrs.evolve(artifact, kernel=with_facts(artifact.kernel, tgt))
 

@@ -178,7 +178,7 @@ def tune(space: Space, *, ref: FactoryRef | None = None, target: str = "rngd", j
 
     def take(candidates: list[Candidate]) -> None:
         for c in candidates:
-            found[c.index] = c
+            found[c.index] = c = texts.keep(c)
             if c.status == "ok":
                 best.append(c.makespan)
             if progress is not None:
@@ -222,13 +222,21 @@ def tune(space: Space, *, ref: FactoryRef | None = None, target: str = "rngd", j
 
 
 class _Texts:
-    """The artifacts of a sweep's leading candidates, emitted while this process waited for
-    the workers' last batches (`idle`, once each), and the winner's (`of`: emitted then, or
-    now)."""
+    """The artifacts of a sweep's leading candidates: those the sweep emitted (`keep`: a
+    candidate that led when it was evaluated comes back with its text, driver/tune_eval.py),
+    those emitted while this process waited for the workers' last batches (`idle`, once
+    each), and the winner's (`of`: emitted then, or now)."""
 
     def __init__(self, space: Space, target: str, found: list[Candidate | None]) -> None:
         self._space, self._target, self._found = space, target, found
         self._texts: dict[int, str] = {}
+
+    def keep(self, c: Candidate) -> Candidate:
+        """`c` without its text, which is kept here (a result carries the winner's alone)."""
+        if c.text is None:
+            return c
+        self._texts[c.index] = c.text
+        return attrs.evolve(c, text=None)
 
     def idle(self) -> None:
         """Emit the artifact of the candidate that leads so far: the winner's, unless a batch

@@ -9,8 +9,10 @@ DMA records alone (`early_bound`: the DMA context's work, a few percent of the l
 price); a candidate whose early bound exceeds that makespan is pruned there, before its
 programs are lowered, allocated and verified. The rest are lowered and verified; their
 bound (the work of their busiest context) and, unless pruned, their makespan come from
-the same steps. Nothing is emitted: the
-tuner emits the winner's artifact once, at the end. Sending candidates in batches pays a
+the same steps. Only a candidate that leads is emitted (`_leading_text`: no makespan known
+yet, or its makespan at most the best known), from the lowering its makespan came from:
+the winner's artifact comes back with it and the tuner need not compile it once more
+after the sweep, a serial step that kept the other processes idle. Sending candidates in batches pays a
 task's round trip once per batch, and a batch prunes against the best makespan it finds
 itself as well as the one it was sent with.
 
@@ -29,13 +31,13 @@ from typing import Any
 
 import attrs
 
-from backends.npu import compile_kernel, lowering_key
+from backends.npu import compile_kernel, emit_lowered, lowering_key
 from ir.errors import InternalError, NpuOptError
 from npu_opt.device import DeviceKernel
 from tu_ops.lower.build import dma_records
 from tu_ops.lower.emulation import emulate_dtypes
 from tu_ops.target import Target, for_chips, get_target
-from visa.schedule import builtin_rates
+from visa.schedule import builtin_rates, schedule_artifact
 from visa.schedule.loops import repeats, step_repeats
 from visa.schedule.model import busiest_context, launch_cycles, steps_makespan
 from visa.schedule.steps import build_steps
@@ -90,6 +92,7 @@ class _Known:
     message: str
     bound: int | None
     makespan: int | None  # None: pruned before it was scheduled
+    text: str | None = None  # the artifact, emitted when the candidate led (`_leading_text`)
 
 
 class _Key:
@@ -200,7 +203,8 @@ def evaluate_batch(batch: Batch, seconds: list[float] | None = None) -> list[Can
     out = []
     for index, params in batch.items:
         start = time.thread_time()
-        c = evaluate(space, index, params, batch.target, _best_known(batch.cutoff) if batch.prune else None)
+        c = evaluate(space, index, params, batch.target, _best_known(batch.cutoff) if batch.prune else None,
+                     lead=batch.prune)
         if batch.prune and c.status == "ok":
             _found(c.makespan)
         out.append(c)
@@ -209,9 +213,12 @@ def evaluate_batch(batch: Batch, seconds: list[float] | None = None) -> list[Can
     return out
 
 
-def evaluate(space: Any, index: int, params: dict[str, Any], target: str, cutoff: int | None) -> Candidate:
+def evaluate(space: Any, index: int, params: dict[str, Any], target: str, cutoff: int | None,
+             lead: bool = False) -> Candidate:
     """Build, lower, bound and (unless its bound exceeds `cutoff`) schedule one candidate; one
-    whose bound from its parameters (`Space.bound`) already exceeds `cutoff` is never built."""
+    whose bound from its parameters (`Space.bound`) already exceeds `cutoff` is never built.
+    `lead`: a candidate whose makespan is at most `cutoff` (or any, while `cutoff` is None)
+    carries its artifact's `text` (`_leading_text`)."""
     rates = target_rates(target)
     pre = prebound(space, params, rates)
     pruned = param_pruned(index, params, pre, cutoff)
@@ -236,21 +243,42 @@ def evaluate(space: Any, index: int, params: dict[str, Any], target: str, cutoff
         known = _KNOWN.get(key)
         if known is not None and (known.status != "ok" or known.makespan is not None or
                                   (cutoff is not None and known.bound > cutoff)):
-            return _candidate(index, params, known, cutoff)
-    known = _lower(kernel, rates, tgt, traced, cutoff, _Pre(space, index, params, pre))
+            return _candidate(index, params, known, cutoff, lead)
+    known = _lower(kernel, rates, tgt, traced, cutoff, _Pre(space, index, params, pre), lead)
     if key is not None:
         if len(_KNOWN) >= _KNOWN_LIMIT:
             _KNOWN.clear()
         _KNOWN[key] = known
-    return _candidate(index, params, known, cutoff)
+    return _candidate(index, params, known, cutoff, lead)
 
 
-def _candidate(index: int, params: dict[str, Any], known: _Known, cutoff: int | None) -> Candidate:
+def _leads(makespan: int, cutoff: int | None) -> bool:
+    """Whether a candidate of `makespan` may win against the best makespan known (`cutoff`;
+    a tie may go to the earlier candidate)."""
+    return cutoff is None or makespan <= cutoff
+
+
+def _candidate(index: int, params: dict[str, Any], known: _Known, cutoff: int | None, lead: bool) -> Candidate:
     if known.status != "ok":
         return Candidate(index, params, known.status, bound=known.bound, code=known.code, message=known.message)
     if cutoff is not None and known.bound > cutoff:
         return Candidate(index, params, "pruned", bound=known.bound, message=f"bound {known.bound} > best makespan {cutoff}")
-    return Candidate(index, params, "ok", makespan=known.makespan, bound=known.bound)
+    text = known.text if lead and _leads(known.makespan, cutoff) else None
+    return Candidate(index, params, "ok", makespan=known.makespan, bound=known.bound, text=text)
+
+
+def _leading_text(lowered: Any, tgt: Target, rates: Any, makespan: int) -> str | None:
+    """The artifact text of a verified lowering whose steps gave `makespan`, emitted as
+    `compile_kernel` emits it, with its schedule's makespan checked against `makespan`. None
+    when the emission fails or the makespans differ: the tuner then compiles the winner
+    once more after the sweep (driver/tune.py `_text`), which reports either as before."""
+    try:
+        text, artifact = emit_lowered(lowered, tgt)
+        if schedule_artifact(artifact, target=tgt, rates=rates).makespan != makespan:
+            return None
+    except Exception:  # noqa: BLE001 - the compile after the sweep reports it (an ICE)
+        return None
+    return text
 
 
 def early_bound(traced: Any, tgt: Target, rates: Any) -> int | None:
@@ -314,7 +342,8 @@ class _Pre:
 _OWN_PACKAGES = frozenset({"synth", "driver", "npu_opt", "benchmarks"})  # a bound of ours is wrong: an ICE
 
 
-def _lower(kernel: DeviceKernel, rates: Any, tgt: Target, traced: Any, cutoff: int | None, pre: _Pre) -> _Known:
+def _lower(kernel: DeviceKernel, rates: Any, tgt: Target, traced: Any, cutoff: int | None, pre: _Pre,
+           lead: bool = False) -> _Known:
     early = None
     if cutoff is not None and traced is not None and not traced.errors:
         early = early_bound(traced, tgt, rates)
@@ -332,7 +361,8 @@ def _lower(kernel: DeviceKernel, rates: Any, tgt: Target, traced: Any, cutoff: i
         if makespan < max(bound, early or 0):
             raise InternalError(f"tune: a candidate of {kernel.name} has makespan {makespan} below its bound "
                                 f"{bound} or its early bound {early}")
-        return _Known("ok", None, "", bound, makespan)
+        text = _leading_text(lowered, gate_target, rates, makespan) if lead and _leads(makespan, cutoff) else None
+        return _Known("ok", None, "", bound, makespan, text)
 
     outcome = compile_kernel(kernel, tgt, gate=gate, traced=traced)
     if isinstance(outcome, _Known):

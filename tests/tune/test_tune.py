@@ -359,7 +359,7 @@ def test_the_sweep_sends_candidates_spread_over_the_space() -> None:
 def _fake_space(monkeypatch: pytest.MonkeyPatch, count: int, evaluated: list[tuple[int, int | None]]):
     """Candidates whose makespan (and bound) falls with their index, the best last: `evaluate`
     replaced by a pruning as the tuner's (bound > cutoff), recording (index, cutoff)."""
-    def evaluate(space, index, params, target, cutoff):
+    def evaluate(space, index, params, target, cutoff, lead=False):
         evaluated.append((index, cutoff))
         makespan = 1000 - index
         if cutoff is not None and makespan > cutoff:

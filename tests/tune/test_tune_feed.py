@@ -8,8 +8,9 @@ from __future__ import annotations
 import attrs
 import pytest
 
+from backends.npu import compile_kernel
 from driver import tune as tune_mod
-from driver import tune_batches
+from driver import tune_batches, tune_eval
 from driver.tune import tune
 from driver.tune_eval import Batch, Candidate
 from driver.tune_exec import FactoryRef, load_space
@@ -136,9 +137,11 @@ def test_while_waiting_for_the_last_batches_this_process_calls_idle(monkeypatch:
     assert (-1, -1) not in calls
 
 
-def test_the_artifact_emitted_while_waiting_is_not_emitted_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    """When the candidate that led while this process waited wins, its artifact is the one
-    `idle` emitted: the tuner compiles the winner once, not twice."""
+def test_the_winners_artifact_comes_from_the_sweep_and_is_not_compiled_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A candidate that leads when it is evaluated comes back with its artifact, emitted from
+    the lowering its makespan came from: the tuner compiles nothing after the sweep (it
+    compiled the winner once more, a serial step, before), not even where `idle` would have
+    emitted the leader; the text is the one a compile of the winner on its own gives."""
     emitted: list[int] = []
     real_text, real_sweep = tune_mod._text, tune_mod._sweep
 
@@ -152,5 +155,17 @@ def test_the_artifact_emitted_while_waiting_is_not_emitted_again(monkeypatch: py
 
     monkeypatch.setattr(tune_mod, "_text", counting)
     monkeypatch.setattr(tune_mod, "_sweep", sweep_then_wait)
-    result = tune(_unchecked())
-    assert emitted == [result.winner.index] and result.winner.text.startswith("visa ")
+    space = _unchecked()
+    result = tune(space)
+    assert emitted == []
+    assert result.winner.text == compile_kernel(space.factory(**result.winner.params), "rngd").text
+    assert all(c.text is None for c in result.candidates if c.index != result.winner.index)
+
+
+def test_an_artifact_the_sweep_could_not_emit_is_compiled_after_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """If emitting a leading candidate fails, the winner is compiled once more after the sweep,
+    as before: the same winner and text."""
+    monkeypatch.setattr(tune_eval, "emit_lowered", lambda *a: 1 / 0)
+    space = _unchecked()
+    result = tune(space)
+    assert result.winner.text == compile_kernel(space.factory(**result.winner.params), "rngd").text
