@@ -92,6 +92,11 @@ def run_cast(op: Any, stream: np.ndarray, mem: Memory) -> np.ndarray:
     cells = stream[..., :n].reshape(-1, n)
     out = np.empty((*stream.shape[:2], flit), value_dtype(dst))
     out[..., n:] = 0
+    fast = shortcut("narrow_bf16") if (src.value, dst.value) == ("f32", "bf16") else None
+    found = None if fast is None else fast(cells, False)
+    if found is not None:     # (f32, bf16) is a Cast Engine pair: nothing to refuse
+        out.reshape(-1, flit)[:, :n] = found
+        return _padded(op, out)
     step = max(1, _CAST_BLOCK // n)   # a block of cells at a time: its temporaries stay in cache
     try:
         for lo in range(0, max(len(cells), 1), step):
@@ -109,6 +114,13 @@ _COMMIT = {
     CommitConversion.F32_TO_BF16: cv.narrow_bf16,
     CommitConversion.F32_TO_BF16_RELU: cv.commit_cast_relu,
 }
+
+
+def _converted(conversion: Any, values: np.ndarray) -> np.ndarray:
+    """A commit's `conversion` of f32 bits `values` (the "narrow_bf16" shortcut's when on)."""
+    fast = shortcut("narrow_bf16")
+    found = None if fast is None else fast(values, conversion is CommitConversion.F32_TO_BF16_RELU)
+    return _COMMIT[conversion](values) if found is None else found
 
 
 @per_record
@@ -231,7 +243,7 @@ def _commit_held(op: Any, stream: Held, rows: Rows, mem: Memory, plan: tuple[Any
         return False
     convert = _COMMIT.get(op.conversion)
     regions = hold(op, stream, rows, mem.slices, size, bits,
-                   lambda v: to_raw(v[..., :n] if convert is None else convert(v[..., :n]), d, bits))
+                   lambda v: to_raw(v[..., :n] if convert is None else _converted(op.conversion, v[..., :n]), d, bits))
     if regions is None:
         return False
     mem.zero_dm(live_parts(t), t.slice.size, address, size, op, _row_slices(rows, t),   # the other slices,
@@ -260,7 +272,7 @@ def run_commit(op: Any, stream: np.ndarray | Held, rows: Rows, mem: Memory) -> D
         stream = stream.values if n <= 4 else stream.materialize()
     values = stream[..., :n]
     if op.conversion is not CommitConversion.NONE:
-        values = _COMMIT[op.conversion](values)
+        values = _converted(op.conversion, values)
     address, t = mem.dm_address[op.result.id], op.output_type
     if op.into is None:  # (a commit into a tensor keeps its other cells)
         fills = op.dest == address and _fills(op, mem.target, *shape)

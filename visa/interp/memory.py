@@ -25,6 +25,8 @@ from visa.interp.fast.copies import CopyNotes
 from visa.interp.errors import InterpError
 from visa.interp.access import Flat, bounds_sum, copy_bytes, gather, scatter
 from visa.interp.fast import pool
+from visa.interp import trf_stale
+from visa.interp.trf_stale import Span
 
 __all__ = ["Memory", "Flat", "Dm", "Lazy", "gather", "scatter", "copy_bytes"]
 
@@ -260,8 +262,8 @@ class Memory:
         self.row_bytes = c.FLIT_BYTES
         self._dm: dict[tuple[int, int], Dm] = {}
         self._trf: dict[tuple[int, int], np.ndarray] = {}
-        self._trf_stale: dict[tuple[int, int], list[tuple[int, int]]] = {}   # rows an earlier run wrote
-        self._trf_written: set[tuple[int, int, int, int, int]] = set()   # (chip, cluster, lanes, first, rows)
+        self._trf_stale: dict[tuple[int, int], list[Span]] = {}   # what an earlier run wrote (trf_stale.py)
+        self._trf_written: set[tuple] = set()   # (chip, cluster, lanes, first, rows, a span's slices)
         self.dm_address: dict[int, int] = {}     # DM tensor id -> byte address (visa/visa.lark)
         self.trf_row: dict[int, int] = {}        # TRF tensor id -> first row (visa/visa.lark)
         self.dm_reserve = min(dm_reserve, self.dm_slice)
@@ -278,7 +280,7 @@ class Memory:
 
     def _trf_store(self, key: tuple[int, int]) -> np.ndarray:
         """The TRF store of `key`, a pooled one when there is one (its rows an earlier run
-        wrote, as row ranges of every slice, in `_trf_stale` until `trf` zeroes them)."""
+        wrote, as `trf_stale` spans, in `_trf_stale` until a write or `trf` zeroes them)."""
         if key not in self._trf:
             shape = (self.trf_bytes // self.row_bytes, self.slices, self.row_bytes)
             entry = pool.pooled_entry(shape, np.uint8, True)
@@ -294,8 +296,7 @@ class Memory:
         data = self._trf_store(key)
         stale = self._trf_stale.get(key)
         if stale:
-            for lo, hi in stale:
-                data[lo:hi] = 0
+            trf_stale.zero(data, stale)
             stale.clear()       # only once zero: a reader never sees the rows half done
         return data
 
@@ -309,23 +310,27 @@ class Memory:
         return [(lane * per + first, lane * per + first + rows) for lane in range(lanes)]
 
     def trf_rows(self, chip: int, cluster: int, lanes: int, first: int, rows: int,
-                 every_slice: bool = False) -> np.ndarray:
+                 every_slice: bool | slice = False) -> np.ndarray:
         """Rows `first .. first + rows - 1` of every lane, every slice, to write into:
         (lanes, rows, slices, 32). Every write of non-zero bytes goes through here, so
         `release` knows which rows the next run must zero. `every_slice`: the caller writes
-        every byte of those rows in every slice, so what an earlier run left there need
-        not be zeroed first."""
+        every byte of those rows in every slice (True), or in the slices of that slice and
+        no byte of any other, so what an earlier run left there need not be zeroed first.
+        What an earlier run left in rows the caller does not write stays for a later write
+        to cover (`trf_stale`) until a reader's `trf` zeroes it."""
         key = (int(chip), int(cluster))
-        self._trf_written.add((*key, lanes, first, rows))
-        for lo, hi in self.lane_rows(lanes, first, rows):
+        covered = trf_stale.covered_slices(every_slice, self.slices) if isinstance(every_slice, slice) else every_slice
+        self._trf_written.add((*key, lanes, first, rows, covered if isinstance(covered, tuple) else None))
+        ranges = self.lane_rows(lanes, first, rows)
+        for lo, hi in ranges:
             self.copies.forget(("trf", *key), lo, hi)
-        if every_slice:
-            self._trf_store(key)
-            stale = self._trf_stale.get(key, [])
-            for lo, hi in self.lane_rows(lanes, first, rows):
-                stale = [r for a, b in stale for r in ((a, min(b, lo)), (max(a, hi), b)) if r[0] < r[1]]
-            self._trf_stale[key] = stale
-        return self.trf_lanes(chip, cluster, lanes)[:, first:first + rows]
+        data = self._trf_store(key)
+        stale = self._trf_stale.get(key, [])
+        for lo, hi in ranges:
+            stale, now = trf_stale.cut(stale, lo, hi, True if covered is None else covered, self.slices)
+            trf_stale.zero(data, now)
+        self._trf_stale[key] = stale
+        return data.reshape(lanes, -1, self.slices, self.row_bytes)[:, first:first + rows]
 
     def scratch(self, shape: tuple[int, ...], dtype: Any, resident: int | None = None) -> np.ndarray:
         """An uninitialised array the caller overwrites entirely (`resident`: writes only that
@@ -359,9 +364,9 @@ class Memory:
         for dm in self._dm.values():
             dm.release()
         self._dm.clear()
-        written: dict[tuple[int, int], list[tuple[int, int]]] = {}
-        for chip, cluster, lanes, first, rows in self._trf_written:
-            written.setdefault((chip, cluster), []).extend(self.lane_rows(lanes, first, rows))
+        written: dict[tuple[int, int], list[Span]] = {}
+        for chip, cluster, lanes, first, rows, at in self._trf_written:
+            written.setdefault((chip, cluster), []).extend((lo, hi, at) for lo, hi in self.lane_rows(lanes, first, rows))
         self._trf_written.clear()
         for key, data in self._trf.items():    # its written rows zeroed by the next run's `trf`
             pool.give_back(data, None, ("rows", tuple(written.get(key, ()))) if key in written else None)

@@ -77,8 +77,9 @@ def run_trf_load(op: Any, stream: np.ndarray | Held, rows: Rows, mem: Memory) ->
     noted = shortcut("trf_loaded")
     for (chip, cluster), sel in rows.groups():
         at = _stepped(rows.slice[sel])
-        every = isinstance(at, slice) and (at.start, at.stop) == (0, mem.slices)   # the store writes them all
-        dest = mem.trf_rows(chip, cluster, lanes, first, nrows, every).view(row)[..., 0]    # (lanes, rows, slices)
+        # the store writes every byte of those rows in the slices `at` and in no other slice
+        dest = mem.trf_rows(chip, cluster, lanes, first, nrows, at if isinstance(at, slice) else False)
+        dest = dest.view(row)[..., 0]    # (lanes, rows, slices)
         split = view_reshape(dest, (*loops, dest.shape[-1]))
         check(split is not None, "the TRF rows of a load split into the stream's loops", op)
         periodic = stored is None and isinstance(stream, Held) and isinstance(at, slice)
@@ -136,9 +137,28 @@ def _store_periodic(dest: np.ndarray, at: slice, rows: np.ndarray, period: int) 
 def _store_repeats(dest: np.ndarray, slices: np.ndarray, stored: np.ndarray, held: np.ndarray) -> None:
     """dest[..., slices[i]] = held[stored[i]] for every i, the slices innermost in `dest`:
     each stored row written once into all the slices that hold it (a held switch broadcast,
-    `Held.stored_rows`), never the written-out stream."""
-    for row, at in _repeats(np.asarray(stored, np.int64).tobytes(), np.asarray(slices, np.int64).tobytes()):
+    `Held.stored_rows`), never the written-out stream. When the slices are a stepped run
+    and their rows repeat the first p of them over and over, one copy in the destination's
+    order (`_store_periodic`): a pass per stored row wrote each cache line of the run twice
+    or more, every 16th slice at a time (`drawn_s2_7`: 16 passes over 8 MiB a load)."""
+    stored = np.asarray(stored, np.int64)
+    at, period = _cycle(stored.tobytes(), np.asarray(slices, np.int64).tobytes())
+    if period:
+        _store_periodic(dest, at, np.moveaxis(held[stored[:period]], 0, -1), period)
+        return
+    for row, at in _repeats(stored.tobytes(), np.asarray(slices, np.int64).tobytes()):
         dest[..., at] = held[row][..., None]
+
+
+@functools.lru_cache(maxsize=256)
+def _cycle(stored: bytes, slices: bytes) -> tuple[slice | np.ndarray, int | None]:
+    """(the slices as `_stepped` gives them, p when they are a stepped run whose rows
+    `stored` repeat their first p, p at most half of them, else None), remembered."""
+    rows, at = np.frombuffer(stored, np.int64), _stepped(np.frombuffer(slices, np.int64))
+    p = np.unique(rows).size
+    if not isinstance(at, slice) or 2 * p > rows.size or rows.size % p:
+        return at, None
+    return at, p if np.array_equal(rows.reshape(-1, p), np.broadcast_to(rows[:p], (rows.size // p, p))) else None
 
 
 @functools.lru_cache(maxsize=256)

@@ -33,10 +33,15 @@ _STAGING = {DType.I5: np.dtype(np.int8), DType.I9: np.dtype(np.int16)}
 
 
 def value_dtype(d: DType) -> np.dtype:
-    """numpy dtype of a value of `d` inside the interpreter."""
-    if d in _STAGING:
-        return _STAGING[d]
-    return d.bits_dtype if d.is_float else d.host_dtype
+    """numpy dtype of a value of `d` inside the interpreter (looked up: a run asks it a few
+    hundred times, and each answer from `DType`'s properties costs microseconds)."""
+    found = _VALUE_DTYPES.get(d)
+    if found is None:
+        found = _VALUE_DTYPES[d] = _STAGING[d] if d in _STAGING else d.bits_dtype if d.is_float else d.host_dtype
+    return found
+
+
+_VALUE_DTYPES: dict[DType, np.dtype] = {}
 
 
 def raw_dtype(bits: int) -> np.dtype:
