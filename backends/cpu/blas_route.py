@@ -219,8 +219,10 @@ def whole_placed(matmul: Callable[[np.ndarray, np.ndarray], np.ndarray], left: n
         hi = min(da, lo + step)
         flat = matmul(left[:, lo * ni:hi * ni], right).reshape(-1)  # (N', (hi - lo) I, DW J)
         base = n * ((hi - lo) * ni * width) + i * width + j  # cell (n, i, j) of the pair (lo, 0)
+        at = np.empty_like(base)
         for r in by_class[starts[b]:starts[b + 1]]:
-            np.take(flat, base + ((int(ca[r]) - lo) * ni * width + int(cw[r]) * nj), out=out[r], mode="clip")
+            np.add(base, (int(ca[r]) - lo) * ni * width + int(cw[r]) * nj, out=at)
+            np.take(flat, at, out=out[r], mode="clip")
     np.add(out, np.float32(0), out=out)  # a -0 BLAS left made the chip's +0, as `placed`
     return out
 
