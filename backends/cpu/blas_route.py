@@ -11,6 +11,7 @@ result-cell array `dest` and classes, so a kernel run again only multiplies and 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import attrs
 import numpy as np
@@ -19,7 +20,7 @@ from backends.cpu import contract_jit, moves_strided
 from backends.cpu.lru import ByObject, Lru
 from backends.cpu.distinct import distinct_values
 
-__all__ = ["Grouping", "Route", "grouped_spread", "grouping", "placed", "route", "spread", "spread_placed"]
+__all__ = ["Grouping", "Route", "grouped_spread", "grouping", "placed", "route", "spread", "spread_placed", "whole_placed"]
 
 _SOURCES: ByObject[tuple[int, np.ndarray | None]] = ByObject()
 """`_source_cells` per result-cell array `dest` of a plan."""
@@ -189,6 +190,39 @@ def spread_placed(products: np.ndarray, how: Route, ca: np.ndarray, cw: np.ndarr
     for lo in range(0, len(ca), step):
         part = spread(products, how, ca[lo:lo + step], cw[lo:lo + step])
         np.take(part.reshape(part.shape[0], -1), found[1], axis=1, out=out[lo:lo + step], mode="clip")
+    np.add(out, np.float32(0), out=out)  # a -0 BLAS left made the chip's +0, as `placed`
+    return out
+
+
+def whole_placed(matmul: Callable[[np.ndarray, np.ndarray], np.ndarray], left: np.ndarray, right: np.ndarray, ca: np.ndarray, cw: np.ndarray,
+                 dest: np.ndarray, cells: int) -> np.ndarray | None:
+    """The result cells (rows, cells) of a "whole" route (`left` (N', DA I, K) every A class,
+    `right` (N', K, DW J) every W class), its products made a block of A classes at a time
+    (`matmul(left_block, right)`) and each row's block placed from them at once: the
+    products of every pair never live beside the result (issue 61, first-run memory: 4 MiB
+    on drawn_s1_3). Every pair's products are exact (`contract_blas`: no sum rounds), so a
+    block's matmul gives the same bits as the whole one. None when the placing is not one
+    take (`_source_cells`)."""
+    found = _sources(dest, cells)
+    if found[0] != cells or found[1] is None:
+        return None
+    nn, width = left.shape[0], right.shape[-1]
+    ni, nj = dest.shape[0], dest.shape[1]
+    da = left.shape[1] // ni
+    n, cell = np.divmod(found[1].astype(np.intp), ni * nj)  # each result cell's (n, i, j) in a pair's block
+    i, j = np.divmod(cell, nj)
+    step = max(1, _SPREAD_BLOCK // (4 * nn * ni * width))
+    out = np.empty((len(ca), cells), np.float32)
+    by_class = np.argsort(ca, kind="stable")
+    starts = np.searchsorted(ca[by_class], np.arange(0, da + step, step))
+    for b, lo in enumerate(range(0, da, step)):
+        hi = min(da, lo + step)
+        flat = matmul(left[:, lo * ni:hi * ni], right).reshape(-1)  # (N', (hi - lo) I, DW J)
+        base = n * ((hi - lo) * ni * width) + i * width + j  # cell (n, i, j) of the pair (lo, 0)
+        at = np.empty_like(base)
+        for r in by_class[starts[b]:starts[b + 1]]:
+            np.add(base, (int(ca[r]) - lo) * ni * width + int(cw[r]) * nj, out=at)
+            np.take(flat, at, out=out[r], mode="clip")
     np.add(out, np.float32(0), out=out)  # a -0 BLAS left made the chip's +0, as `placed`
     return out
 

@@ -90,6 +90,11 @@ class Outer:
         return self.plan.tidx
 
     @functools.cached_property
+    def sidx(self) -> np.ndarray:
+        """The plan's stream cell of every (out_time, out_packet) cell, made once per run."""
+        return self.plan.sidx
+
+    @functools.cached_property
     def live(self) -> np.ndarray | None:
         return self.plan.live
 
@@ -103,7 +108,7 @@ class Outer:
 
     def products(self, lo: int, hi: int) -> np.ndarray:
         """X[packet, lane, lo:hi, rows]; padding cells are +0 (they contribute nothing)."""
-        a = self.stream[self.plan.sidx[lo:hi].T][:, None]  # (Q, 1, steps, rows)
+        a = self.stream[self.sidx[lo:hi].T][:, None]  # (Q, 1, steps, rows)
         b = self.trf[self.tidx[:, lo:hi].transpose(2, 0, 1)]  # (Q, L, steps, rows)
         x = ca.fmul(a, b) if self.is_float else a * b
         if self.live is not None:
@@ -264,7 +269,7 @@ def serial_fold(packed: Packed, order: np.ndarray, skip: np.ndarray, result: CSt
     of `contract_time` (`order[r, s]`: the pre-reduce time step added into slot `s` at reduced
     step `r`; `skip`: that step is padding)."""
     outer = packed.outer
-    plan, tidx, live_cells = outer.plan, outer.tidx, outer.live
+    sidx, tidx, live_cells = outer.sidx, outer.tidx, outer.live
     group = 2 ** packed.depth
     t_in = outer.type
     cols = min(packed.n2, t_in.packet.size // group)
@@ -276,7 +281,7 @@ def serial_fold(packed: Packed, order: np.ndarray, skip: np.ndarray, result: CSt
         for r in range(n_red):
             steps, keep = order[r], ~skip[r]
             for q in range(cols * group):
-                a = stream[:, plan.sidx[steps, q]]  # (rows, slots)
+                a = stream[:, sidx[steps, q]]  # (rows, slots)
                 b = trf[:, tidx[:, steps, q]]  # (rows, lane, slots)
                 x = a[:, None, :] * b
                 live = keep[None, :] if live_cells is None else keep[None, :] & live_cells[:, steps, q]

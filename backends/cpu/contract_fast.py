@@ -110,7 +110,7 @@ class _Operand:
 
     def in_place(self, gather: Gather) -> tuple[np.ndarray, tuple[int, ...]] | None:
         """The gathered cells as a view of the lazy base and their byte strides, if affine."""
-        if self.lazy is None or gather.index.size == 0:
+        if self.lazy is None or gather.size == 0:
             return None
         if gather not in self._found:
             self._found[gather] = lazy_rows.gather_view(self.lazy, gather)

@@ -162,14 +162,17 @@ def arrange(arr: np.ndarray, groups: list[list[int]], sizes: tuple[int, ...],
 def gather(idx: np.ndarray, groups: list[list[int]], sizes: tuple[int, ...]) -> Gather:
     """The gather of an operand's cells over its layout (every group materialized), its
     index in `idx`'s dtype (int32 when the operand's cells allow: kept in the plan cache;
-    every reader indexes with it or widens it, issue 61)."""
+    every reader indexes with it or widens it, issue 61); an affine one's int32 index not
+    kept (`Gather.index` makes it again when read)."""
     digits = tuple(k for gr in groups for k in gr)
     shape = tuple(sizes[k] for k in digits)
     fine = arrange(idx, [[k] for k in digits], sizes, True).reshape(shape)
     group_shape = tuple(math.prod(sizes[k] for k in gr) for gr in groups)
-    index = fine.reshape(-1)
-    found = _affine(fine) if index.size else None
+    index: np.ndarray | None = fine.reshape(-1)
+    found = _affine(fine) if fine.size else None
     offset, strides = found if found is not None else (None, None)
+    if found is not None and fine.dtype == np.int32:  # its index made again on a reading, not kept (`Gather.index`)
+        index = None
     return Gather(digits, shape, group_shape, index, offset, strides)
 
 
@@ -305,7 +308,7 @@ def plan(outer_key: tuple, g: int, cols: int, n2: int, pre: Mapping, out: Mappin
     try:
         op = _outer_plan(*outer_key)
         lanes, q_size = outer_key[5].size, outer_key[8].size
-        if pre.size != op.sidx.shape[0] or cols * g > q_size or g & (g - 1):
+        if pre.size != op.shape[1] or cols * g > q_size or g & (g - 1):
             return None
         grid = Grid(_digits(lanes, pre, out, cols, g, is_float))
         cells = _cells(op, grid, pre, out, g, n2, drop_a, drop_w)

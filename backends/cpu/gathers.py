@@ -4,6 +4,8 @@ read as a strided view: contract_plan and a lazy move, backends/cpu/lazy_rows.py
 
 from __future__ import annotations
 
+import math
+
 import attrs
 import numpy as np
 
@@ -19,15 +21,39 @@ class Gather:
     digits: tuple[int, ...]
     shape: tuple[int, ...]
     groups: tuple[int, ...]
-    index: np.ndarray
+    held: np.ndarray | None = attrs.field(alias="index")  # None when affine: made on each reading
     offset: int | None
     strides: tuple[int, ...] | None
+
+    @property
+    def index(self) -> np.ndarray:
+        """The flat cell of every position (C order); an affine gather's made on each reading
+        and not kept (kept in the plan cache, it was 2 MiB on drawn_s1_3: issue 61)."""
+        if self.held is not None:
+            return self.held
+        assert self.offset is not None and self.strides is not None  # held when not affine
+        return affine_cells(self.offset, self.strides, self.shape).reshape(-1)
+
+    @property
+    def size(self) -> int:
+        """Positions read (`index.size`, the index not made)."""
+        return self.held.size if self.held is not None else math.prod(self.shape)
 
 
 def _coord(k: int, size: int, nd: int) -> np.ndarray:
     shape = [1] * nd
     shape[k] = size
     return np.arange(size, dtype=np.int64).reshape(shape)
+
+
+def affine_cells(offset: int, strides: tuple[int, ...], shape: tuple[int, ...]) -> np.ndarray:
+    """offset + sum(coordinate * stride) over `shape` (C order), in int32 when it fits."""
+    top = offset + sum((n - 1) * st for n, st in zip(shape, strides))
+    dtype = np.int32 if top <= np.iinfo(np.int32).max else np.int64
+    out = np.full((1,) * len(shape), offset, dtype)
+    for k, (n, st) in enumerate(zip(shape, strides)):
+        out = out + (_coord(k, n, len(shape)) * st).astype(dtype)
+    return np.ascontiguousarray(np.broadcast_to(out, shape))
 
 
 def _affine(fine: np.ndarray) -> tuple[int, tuple[int, ...]] | None:

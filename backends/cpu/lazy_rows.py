@@ -229,7 +229,7 @@ def gather_view(lazy: LazyRows, gather) -> tuple[np.ndarray, tuple[int, ...]] | 
     every row but with `row_of`: of the distinct rows), as a strided view (base rows,
     *shape) of the base with its byte strides; None when they are not affine. Found once
     per gather and form."""
-    if gather.index.size == 0 or not lazy.form.full:
+    if gather.size == 0 or not lazy.form.full:
         return None
     found = _affine_cells(lazy.form, lazy.n_dst, lazy.base.itemsize, gather)
     if found is None:
