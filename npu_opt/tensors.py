@@ -18,6 +18,7 @@ from npu_opt.dma import dma_to_dm, dma_to_hbm, make_view, shuffle
 from npu_opt.fills import memset, pcopy
 from npu_opt.gather import gather, scatter, split_type_args
 from npu_opt.gather_plan import start_gather, start_scatter
+from npu_opt.method_arguments import checked_arguments
 from npu_opt.redistribute import asymmetric_slice, start
 from npu_opt.resident import refuse_read_only
 from npu_opt.spm import to_spm
@@ -29,6 +30,7 @@ from npu_opt.views import (DmReadViewData, DmTensorViewMutData, HbmTensorViewDat
 __all__ = ["TensorSpec", "HbmTensor", "DmTensor", "DmTensorView", "TrfTensor", "VrfTensor"]
 
 
+@checked_arguments
 class DmaCopies:
     """The Tensor DMA copies out of an HBM or DM tensor, or out of a read view of one."""
 
@@ -42,6 +44,7 @@ class DmaCopies:
         return dma_to_hbm(self, dma, dst)
 
 
+@checked_arguments
 class _DmMoves:
     """The staged moves a DM tensor and a view of one both start (the methods build a plan or
     a copy of `self`, a `DmTensor` or a `DmTensorView`)."""
@@ -67,6 +70,7 @@ class _DmMoves:
         return start(self, "cluster_slice", axis, element, positions)
 
 
+@checked_arguments
 class _DmScatter:
     """The scatters out of a DM tensor and out of a read view of one (npu_opt.views.DmReadView)."""
 
@@ -83,6 +87,7 @@ class _DmScatter:
         return scatter(self, index, output, key, scaled=False)
 
 
+@checked_arguments
 class HbmTensor(DmaCopies, HbmTensorData, assembles=HbmTensorData):
     """An HBM tensor: `HbmTensor[dtype, Chip, Element]`; in a trace, offers `to_dm`, `to_hbm`."""
 
@@ -129,6 +134,7 @@ class HbmTensor(DmaCopies, HbmTensorData, assembles=HbmTensorData):
         return start_gather(self, indexed_axis, payload)
 
 
+@checked_arguments
 class DmTensor(_DmMoves, _DmScatter, DmaCopies, DmTensorData, assembles=DmTensorData):
     """A DM tensor: `DmTensor[dtype, Chip, Cluster, Slice, Element]`."""
 
@@ -161,6 +167,7 @@ class DmTensor(_DmMoves, _DmScatter, DmaCopies, DmTensorData, assembles=DmTensor
         return asymmetric_slice(self, sub, "cluster", axis, element, positions)
 
 
+@checked_arguments
 class DmTensorView(_DmMoves, DmTensorViewData, assembles=DmTensorViewData):
     """A view of a DM tensor; pass it to `ctx.main.begin` / `ctx.sub.begin`."""
 
@@ -173,6 +180,7 @@ class DmTensorView(_DmMoves, DmTensorViewData, assembles=DmTensorViewData):
         return shuffle(self, dma, chip_dim, shuffle_pattern, "chip", "dm_chip_shuffle")
 
 
+@checked_arguments
 class _RegisterFileTensor:
     """A TRF or VRF tensor: its words relabelled by `reshape`."""
 
@@ -204,6 +212,7 @@ class DmReadView(DmaCopies, _DmScatter, DmReadViewData, DmTensorView, assembles=
     tensor, which npu-opt spells as this view (docs/porting.md)."""
 
 
+@checked_arguments
 class HbmTensorViewMut(HbmTensorViewMutData, assembles=HbmTensorViewMutData):
     """A write view of an HBM tensor (`t.view_mut()`)."""
 
@@ -212,6 +221,7 @@ class HbmTensorViewMut(HbmTensorViewMutData, assembles=HbmTensorViewMutData):
         return start_scatter(self, indexed_axis, payload)
 
 
+@checked_arguments
 class DmTensorViewMut(DmTensorViewMutData, assembles=DmTensorViewMutData):
     """A write view of a DM tensor (`t.view_mut()`)."""
 

@@ -24,6 +24,7 @@ from ir.rules.views import check_pad, check_reshape, tile_offset
 from ir.types import HbmType
 from ir.view_ops import ToView, Window
 from npu_opt.engines import TensorDma, _check_engine, check_sub
+from npu_opt.method_arguments import checked_arguments
 from npu_opt.params import ParamSpec
 from npu_opt.runtime_tiles import refuse_runtime_read, runtime_retile
 from npu_opt.scalars import plain_number
@@ -39,6 +40,7 @@ _LEVELS = {"hbm": ("chip", "element"), "dm": ("chip", "cluster", "slice", "eleme
            "trf": ("chip", "cluster", "slice", "lane", "element"), "vrf": ("chip", "cluster", "slice", "element")}
 
 
+@checked_arguments
 class _View(Assembled):
     """A view: the tensor handle it borrows, the base value when made, its type and cell
     offsets per level (relative to the base's positions), and its type right after its
@@ -151,6 +153,7 @@ def _with_level(t: Any, level: str, mapping: Mapping) -> Any:
     return attrs.evolve(t, **{level: mapping})
 
 
+@checked_arguments
 class _ReadMixin:
     """What only a read view offers: `pad` / `unpad` and the copies out."""
 
@@ -262,6 +265,7 @@ class DmReadViewData(_ReadMixin, _View, DmTensorViewData):
     """A read view of a DM tensor (npu_opt.tensors.DmReadView)."""
 
 
+@checked_arguments
 class HbmTensorViewMutData(_View):
     """A write view of an HBM tensor (npu_opt.tensors.HbmTensorViewMut)."""
 
