@@ -28,7 +28,7 @@ from tu_ops.target import Target, for_chips, get_target
 from visa.schedule.bounds import Demand, Roofline, Work, roofline, work
 from visa.schedule.loops import step_repeats
 from visa.schedule.rates import Rates
-from visa.schedule.steps import build_steps
+from visa.schedule.steps import Step, build_steps
 
 __all__ = ["CLASSES", "demand", "efficiency", "explanation", "spec_roofline", "tensor_bytes"]
 
@@ -85,16 +85,18 @@ def _lowered(space: Any, c: Candidate, target: str) -> tuple[Any, Any, Any]:
     return outcome.artifact.kernel, target_rates(target), for_chips(tgt, kernel.chips)
 
 
-def tensor_bytes(kernel: LoweredKernel, rates: Rates, target: Target) -> dict[str, int]:
+def tensor_bytes(kernel: LoweredKernel, rates: Rates, target: Target,
+                 steps: list[Step] | None = None) -> dict[str, int]:
     """The bytes a lowered kernel's DMAs move of each HBM tensor (by parameter name; "other"
     for an HBM tensor that is no parameter), counted as `work` counts `dma_bytes` (each DMA
     as many times as its rolled loops run it; on several chips every chip's bytes): a load
     counts for the tensor it reads, a store for the tensor it writes (a `dma_into` writes a
     new version of its `into` tensor, the same parameter), an HBM -> HBM copy for its source, a
-    DM -> DM copy for "other"."""
+    DM -> DM copy for "other". `steps`: the kernel's `build_steps`, when the caller built them."""
     names = {p.ref.id: p.name for p in kernel.params}
     out: dict[str, int] = {}
-    for op, step, n in zip(kernel.steps, build_steps(kernel, rates, target), step_repeats(kernel)):
+    for op, step, n in zip(kernel.steps, build_steps(kernel, rates, target) if steps is None else steps,
+                            step_repeats(kernel)):
         if not isinstance(op, DmaOp) or step.dma is None:
             continue
         into = getattr(op, "into", None)
@@ -218,7 +220,8 @@ def explanation(spec: Contraction, space: Any, result: TuneResult, roof: Rooflin
         return lines, data
     need = demand(spec)
     lowered = _lowered(space, c, target)
-    w, moved = work(*lowered), tensor_bytes(*lowered)
+    steps = build_steps(*lowered)  # once: both counts walk the same steps
+    w, moved = work(*lowered, steps=steps), tensor_bytes(*lowered, steps=steps)
     data["efficiency"] = round(c.makespan / roof.cycles, 4)
     lines.append(f"efficiency: the winner's makespan {c.makespan:,} is {c.makespan / roof.cycles:.2f}x the roofline "
                  "(1.00: no kernel could be faster)")

@@ -37,7 +37,9 @@ def offered(spec: Any, point: dict[str, Any]) -> bool:
     """Whether the space offers `point`: a `w by switch` or `a by switch` placement keeps `w`
     in the TRF, and so does one streaming `a` in `pieces` (where _pieces_offered allows them,
     never with `a by switch`, whose `a` moves by its own rule); `pair` (two tiles a rolled
-    loop body, synth/pairs.py) only with one piece a tile and where pair_ok allows it; its blocks fit a slice (the stationary operand's rows,
+    loop body, synth/pairs.py) only with one piece a tile and where pair_ok allows it; a
+    double-buffered placement (synth/trf_double.py) only with each of `order`, `reuse` and `pair`
+    at its first value (its loop ignores them); its blocks fit a slice (the stationary operand's rows,
     `trf`, with their `k` in the TRF, TRF_BYTES, else rule TRF-2; with `reuse="all"` every row
     block of both operands and a block of results at once in the DM, DM_SLICE_BYTES, else
     MEM-3 or MEM-4), and a `reuse="all"` kernel, whose tile loops stay unrolled, has at most
@@ -53,6 +55,8 @@ def offered(spec: Any, point: dict[str, Any]) -> bool:
         return False
     if (g.switch or g.a_switch) and not w_rows:  # the switches are written for `w` stationary, `a` streamed
         return False
+    if g.double and (point.get("order", "ij") != "ij" or point.get("reuse", "outer") != "outer" or point.get("pair")):
+        return False  # a double-buffered kernel runs its own loop (synth/trf_double.py): these levers would repeat it
     if point.get("pieces", 1) > 1 and not (w_rows and not g.halves and not g.double and _pieces_offered(spec, g, point["pieces"])):
         return False  # pieces of the streamed a (synth/overlap.py), with w stationary, its TRF loaded by one context
     if (g.c if w_rows else g.r) * kl * elem > rngd().constants.TRF_BYTES:

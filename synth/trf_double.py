@@ -21,7 +21,9 @@ each block is a quarter of the TRF; the kernel:
 The loops are Python `for`s (at most DOUBLE_TILES tiles, traced each). i8 512^3: 13,716 ->
 12,970 (`w` in one DMA) -> 12,668 cycles. `double_placements` appends these placements after
 every other one, so the others keep their indices; they add no `order`/`reuse`/`pair` levers
-to the space.
+to the space, and where another placement brings those levers, offer.offered offers these only
+at each lever's first value (their loop ignores the levers, so the other values would only
+repeat the kernel).
 """
 
 from __future__ import annotations

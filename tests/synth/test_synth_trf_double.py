@@ -6,12 +6,15 @@ i8 512^3 GEMM of the benchmark in the model."""
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from backends.npu import compile_kernel
 from driver.tune_eval import early_bound
 from synth import contraction
 from synth.bound import candidate_bound
+from synth.offer import offered
 from synth.space import build, points, source
 from synth.tiling import geometry
 from tests.synth.lever_checks import equals_numpy
@@ -36,6 +39,20 @@ def test_the_double_buffered_placements_come_last_and_add_no_tile_levers() -> No
     for spec in (contraction(GEMM, dtype="bf16:f32", sizes=dict(m=512, n=512, k=384)),
                  contraction(GEMM, sizes=dict(m=256, n=256, k=128), pe=2)):
         assert not [p for p in points(spec)["placement"] if p.endswith(DOUBLE)]
+
+
+def test_where_other_placements_bring_tile_levers_a_double_buffered_one_is_offered_once_a_packet() -> None:
+    # 2048^2 x 128: the smaller placements loop over tiles (order, reuse and pair levers), which a
+    # double-buffered kernel's own loop ignores: only their first values are offered
+    spec = contraction(GEMM, sizes=dict(m=2048, n=2048, k=128))
+    levers = points(spec)
+    doubles = [p for p in levers["placement"] if p.endswith(DOUBLE)]
+    assert len(doubles) == 4 and {"order", "reuse", "pair"} <= set(levers)
+    kept = [dict(zip(levers, v)) for v in itertools.product(*levers.values())]
+    kept = [p for p in kept if p["placement"] in doubles and offered(spec, p)]
+    assert sorted((p["placement"], p["packet"]) for p in kept) == sorted(
+        (d, packet) for d in doubles for packet in levers["packet"])   # w stationary, one piece
+    assert all((p["order"], p["reuse"], p["pair"]) == ("ij", "outer", False) for p in kept)
 
 
 def test_the_next_blocks_trf_load_runs_on_the_other_context_before_this_tile_contracts() -> None:

@@ -43,7 +43,7 @@ import attrs
 from visa.schedule.loops import step_repeats
 from visa.schedule.model import Bound, launch_cycles
 from visa.schedule.rates import Rates
-from visa.schedule.steps import DMA_CONTEXT, build_steps, mac_peak
+from visa.schedule.steps import DMA_CONTEXT, Step, build_steps, mac_peak
 
 if TYPE_CHECKING:
     from tu_ops.program import LoweredKernel
@@ -245,9 +245,10 @@ def _add(parts: dict[str, int], times: int, cycles: dict[str, int]) -> None:
             parts[kind] = parts.get(kind, 0) + times * n
 
 
-def work(kernel: LoweredKernel, rates: Rates, target: Target) -> Work:
-    """The work of a lowered kernel's steps (the module docstring)."""
-    steps = build_steps(kernel, rates, target)
+def work(kernel: LoweredKernel, rates: Rates, target: Target, steps: list[Step] | None = None) -> Work:
+    """The work of a lowered kernel's steps (the module docstring); `steps`: the kernel's
+    `build_steps`, when the caller already built them."""
+    steps = build_steps(kernel, rates, target) if steps is None else steps
     contexts: dict[str, dict[str, int]] = {}
     commands = programs = moved = penalty = 0
     for step, n in zip(steps, step_repeats(kernel)):
