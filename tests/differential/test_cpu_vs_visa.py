@@ -68,7 +68,7 @@ def test_cpu_and_visa_agree_on_generated_kernels() -> None:
     features: Counter = Counter()
 
     @seed(20240607)
-    @settings(max_examples=100, deadline=None, database=None,
+    @settings(max_examples=50, deadline=None, database=None,
               suppress_health_check=SUPPRESS)
     @given(g=kernels(), input_seed=st.integers(0, 2**32 - 1))
     def prop(g, input_seed):
