@@ -40,9 +40,9 @@ def _gemm_add(at: bool):
             w = w.view().to_dm(ctx.tdma, W)
         b = b.to_dm(ctx.tdma, DmTensor[i32, Chip, Cluster, One, m("N")])
         w = ctx.sub.begin(w.view()).fetch(m("N"), m("E")).collect(m("N, E / 32"), m("E % 32"))
-        w_trf = w.to_trf_at(m("N"), m("E"), TrfAddress.SECOND_HALF) if at else w.to_trf(m("N"), m("E"))
+        w_trf = w.to_trf_at(TrfAddress.SECOND_HALF) if at else w.to_trf()    # lane and element inferred
         b = ctx.sub.begin(b.view()).fetch(m("1"), m("N")).collect(m("1"), m("N"))
-        b_vrf = b.to_vrf_at(m("N"), 0) if at else b.to_vrf(m("N"))
+        b_vrf = b.to_vrf_at(ctx.sub, m("N"), address=0) if at else b.to_vrf(ctx.sub, m("N"))
         y = (ctx.main.begin(x.view())
              .fetch(m("A"), m("E"))
              .collect(m("A, E / 32"), m("E % 32"))
