@@ -1,5 +1,6 @@
 """The `_at` forms of the on-chip transfers (npu_opt.addresses): furiosa-opt's `to_dm_at`,
-`commit_at`, `to_vrf_at`, `to_trf_at(TrfAddress)`, `dma_gather_scaled_at` and `to_dm_pcopy_at`.
+`commit_at` (also after `commit_valid_count_pack`), `to_vrf_at`, `to_trf_at(TrfAddress)`,
+`dma_gather_scaled_at` and `to_dm_pcopy_at`.
 Each compiles to the VISA of its address-free twin and runs as it does; its address is
 checked (TYPE-6, ADDR-1, TRF-2 for a TRF half) and then not used: npu-opt places on-chip
 tensors itself, so two tensors given one address do not alias (kd-explicit-addresses)."""
@@ -17,7 +18,7 @@ from tests.npu_opt.test_typestate import line_of
 from visa.interp import execute
 from visa.parser import parse_visa
 
-axes(A=16, E=64, N=8, T=40, G=64, Z=8192)
+axes(A=16, E=64, N=8, T=40, G=64, Z=8192, P=5, Q=10)
 
 Chip = m("1")
 Cluster = m("1 # 2")
@@ -76,6 +77,21 @@ def _gather(at: bool):
     return device(chip=1)(body)
 
 
+def _packed(at: bool):
+    """Rows of 10 i32 cells in 16-cell slots written back to back (the packed commit)."""
+
+    def body(ctx: Context, x: HbmTensor[i32, Chip, m("G, P # 8, Q # 16")]) -> HbmTensor[i32, Chip, m("G, P, Q")]:
+        x = x.to_dm(ctx.tdma, DmTensor[i32, Chip, Cluster, m("G"), m("P # 8, Q # 16")])
+        y = (ctx.sub.begin(x.view()).fetch(m("P # 8, Q # 16 / 8"), m("Q # 16 % 8"))
+             .collect(m("P # 8, Q # 16 / 8"), m("Q # 16 % 8")).commit_trim(m("Q # 16 % 8"))
+             .commit_valid_count_pack())
+        y = y.commit_at(0) if at else y.commit()
+        return y.to_hbm(ctx.tdma, HbmTensor[i32, Chip, m("G, P, Q")])
+
+    body.__name__ = "packed"
+    return device(chip=1)(body)
+
+
 RNG = np.random.default_rng(7)
 GEMM_ARGS = (RNG.integers(-128, 128, (16, 64), dtype=np.int8), RNG.integers(-128, 128, (8, 64), dtype=np.int8),
              RNG.integers(-2**20, 2**20, 8, dtype=np.int32))
@@ -85,6 +101,7 @@ CASES = {
     "gemm_add": (_gemm_add, GEMM_ARGS,
                  lambda x, w, b: x.astype(np.int32) @ w.astype(np.int32).T + b[None]),
     "gather": (_gather, GATHER_ARGS, lambda table, index: table[index // 64]),
+    "packed": (_packed, (RNG.integers(-2**31, 2**31, (64, 5, 10), dtype=np.int64).astype(np.int32),), lambda x: x),
 }
 
 
