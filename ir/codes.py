@@ -62,6 +62,7 @@ _ENTRIES: list[CodeInfo] = [
     CodeInfo("MEM-1", "DM tensor larger than a slice's DM", "trace", "docs/machine/index.md"),
     CodeInfo("MEM-3", "live DM tensors exceed a slice's DM", "lower", "docs/machine/index.md"),
     CodeInfo("MEM-4", "live TRF tensors exceed a slice's TRF", "lower", "docs/machine/index.md"),
+    CodeInfo("ADDR-1", "explicit on-chip address misaligned or past its memory", "trace", "docs/machine/index.md"),
     *_rules("DMA", 6, "docs/machine/dma.md", [
         "DMA changes the dtype", "DMA changes the chip mapping", "illegal DM destination",
         "DMA move is not well defined", "DMA burst into DM not 8-byte aligned",

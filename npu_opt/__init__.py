@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         FpTernaryOp, FpUnaryOp, FxpBinaryOp, GroupId, InterSliceReduceOpF32, InterSliceReduceOpI32,
         IntraSliceReduceOpF32, IntraSliceReduceOpI32, LogicBinaryOpF32, LogicBinaryOpI32, TagMode, TernaryArgMode,
     )
+    from npu_opt.addresses import TrfAddress
     from npu_opt.compile_api import Artifact, compile  # `compile`: qualified use only, not in __all__
     from npu_opt.context import Context
     from npu_opt.device import DeviceKernel, device
@@ -90,6 +91,12 @@ def _ir_vector_enums() -> dict[str, Any]:
         FpTernaryOp, FpUnaryOp, FxpBinaryOp, GroupId, InterSliceReduceOpF32, InterSliceReduceOpI32,
         IntraSliceReduceOpF32, IntraSliceReduceOpI32, LogicBinaryOpF32, LogicBinaryOpI32, TagMode, TernaryArgMode,
     )
+    return locals()
+
+
+@_EXPORTS.loader
+def _npu_opt_addresses() -> dict[str, Any]:
+    from npu_opt.addresses import TrfAddress
     return locals()
 
 
@@ -229,4 +236,6 @@ __all__ = [
     "InterSliceReduceOpF32", "InterSliceReduceOpI32",
     # runtime scalars and guards (docs/runtime.md)
     "HbmScalar", "RuntimeScalar", "u32", "i64", "u64", "usize",
+    # the TRF address of `to_trf_at` (npu_opt.addresses)
+    "TrfAddress",
 ]

@@ -15,13 +15,14 @@ from ir.diagnostic import Violation
 from ir.location import Location
 from ir.mapping.nodes import written
 from ir.rules.collect import infer_trf
+from npu_opt.addresses import TRF, at_stage
 from npu_opt.padding_sums import refuse_summed_memory_padding
 from npu_opt.stagebase import (LazyStageMethod, Poisoned, StreamStage, next_stage, refuse_dead, stage_method,
                                trf_arguments_fault)
 from npu_opt.switch_stage import switch_fault
 from npu_opt.tensor_data import TrfTensorData
 from npu_opt.trace import current
-from npu_opt.vrf import to_vrf
+from npu_opt.vrf import to_vrf, to_vrf_at
 from npu_opt.output_stages import _cast, _commit_trim, _transpose
 from npu_opt.stage_checks import _kind_fault, _typestate
 
@@ -118,6 +119,7 @@ class CollectStream(StreamStage):
     commit_trim = _commit_trim
     vector_init = _vector_init
     to_vrf = to_vrf
+    to_vrf_at = to_vrf_at
 
     @stage_method("to_trf")
     def to_trf(self, loc: Location, lane: Any = None, element: Any = None) -> Any:
@@ -144,6 +146,8 @@ class CollectStream(StreamStage):
         element = inferred_element if element is None else element
         self.chain.done = True
         return TrfTensorData.handle(next_stage(self, loc, ops.ToTrf, None, lane=lane, element=element, **facts))
+
+    to_trf_at = at_stage(to_trf, "to_trf_at", TRF)  # `to_trf` in the TrfAddress's part (npu_opt.addresses)
 
     @stage_method("contract_outer")
     def contract_outer(self, loc: Location, trf: Any, time: Any, packet: Any, lane: Any = None,

@@ -11,11 +11,12 @@ from typing import Any
 from ir import data_movement_ops, ops
 from ir.location import Location
 from ir.mapping.nodes import pair_all
+from npu_opt.addresses import DM, at_stage
 from npu_opt.stagebase import StreamStage, next_stage, refuse_dead, stage_method
 from npu_opt.tensor_data import DmTensorData
 from npu_opt.valid_count import commit_valid_count_pack
 from npu_opt.views import commit_view
-from npu_opt.vrf import to_vrf
+from npu_opt.vrf import to_vrf, to_vrf_at
 from npu_opt.stage_checks import _kind_fault, _typestate
 
 __all__ = ["VectorFinalStream", "CastStream", "TransposeStream", "CommitTrimStream", "CommitCastStream"]
@@ -65,6 +66,9 @@ def _commit(self: StreamStage, loc: Location, element: Any = None) -> Any:
     return DmTensorData.handle(next_stage(self, loc, ops.Commit, None, element=element, inferred=inferred))
 
 
+_commit_at = at_stage(_commit, "commit_at", DM)  # `commit` at a DM byte address (npu_opt.addresses)
+
+
 class VectorFinalStream(StreamStage):
     """After `vector_final`: offers `cast`, `transpose`, `commit_trim` and `to_vrf`."""
 
@@ -72,6 +76,7 @@ class VectorFinalStream(StreamStage):
     transpose = _transpose
     commit_trim = _commit_trim
     to_vrf = to_vrf
+    to_vrf_at = to_vrf_at
 
 
 class CastStream(StreamStage):
@@ -101,6 +106,7 @@ class CommitTrimStream(StreamStage):
     AFTER = ops.CommitTrim
 
     commit = _commit
+    commit_at = _commit_at
     commit_view = _commit_view
     commit_valid_count_pack = commit_valid_count_pack
 
@@ -120,4 +126,5 @@ class CommitCastStream(StreamStage):
     AFTER = ops.CommitCast
 
     commit = _commit
+    commit_at = _commit_at
     commit_view = _commit_view

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from npu_opt.addresses import DM, at_call
 from npu_opt.dma import dma_to_dm, dma_to_hbm, make_view, shuffle
 from npu_opt.fills import memset, pcopy
 from npu_opt.gather import gather, scatter, split_type_args
@@ -37,6 +38,11 @@ class DmaCopies:
     def to_dm(self, dma: Any, dst: Any = None) -> Any:
         """Tensor DMA of the cells into a fresh DM tensor of the layout `dst` (a `DmTensor[...]`)."""
         return dma_to_dm(self, dma, dst)
+
+    def to_dm_at(self, dma: Any, dst: Any = None, address: Any = None) -> Any:
+        """`to_dm` with the DM byte `address` last: checked, not honoured (npu_opt.addresses)."""
+        return at_call("to_dm_at", DM, {"dma": dma, "dst": dst, "address": address},
+                       lambda dma, dst: dma_to_dm(self, dma, dst))
 
     def to_hbm(self, dma: Any, dst: Any = None) -> Any:
         """Tensor DMA of the cells into a fresh HBM tensor (default layout: every axis whole,
@@ -117,6 +123,13 @@ class HbmTensor(DmaCopies, HbmTensorData, assembles=HbmTensorData):
         (`index_element`: the reference's `Element3`, the index's element, checked)."""
         return gather(self, index, dst, scaled=True, index_types=(("index_element", index_element, "element"),))
 
+    def dma_gather_scaled_at(self, index: Any, dst: Any = None, index_element: Any = None,
+                             address: Any = None) -> Any:
+        """`dma_gather_scaled` with the DM byte `address` last: checked, not honoured (npu_opt.addresses)."""
+        return at_call("dma_gather_scaled_at", DM,
+                       {"index": index, "dst": dst, "index_element": index_element, "address": address},
+                       lambda **values: self.dma_gather_scaled(**values))
+
     def dma_gather_unscaled(self, index: Any, *type_args: Any, dst: Any = None, idx_cluster: Any = None,
                             idx_slice: Any = None, idx_element: Any = None) -> Any:
         """Rows of this table into DM at the row numbers of the i32 DM tensor `index`:
@@ -157,6 +170,11 @@ class DmTensor(_DmMoves, _DmScatter, DmaCopies, DmTensorData, assembles=DmTensor
     def to_dm_pcopy(self, sub: Any, dst: Any = None) -> Any:
         """DM -> DM parallel copy on the Sub context into the layout `dst` (docs/views.md)."""
         return pcopy(self, sub, dst)
+
+    def to_dm_pcopy_at(self, sub: Any, dst: Any = None, address: Any = None) -> Any:
+        """`to_dm_pcopy` with the DM byte `address` last: checked, not honoured (npu_opt.addresses)."""
+        return at_call("to_dm_pcopy_at", DM, {"sub": sub, "dst": dst, "address": address},
+                       lambda sub, dst: pcopy(self, sub, dst))
 
     def asymmetric_chip_slice(self, sub: Any, axis: Any, element: Any, positions: Any) -> Any:
         """A new DM tensor: chip c keeps position `positions[c]` of the outermost `axis` (on ctx.sub)."""

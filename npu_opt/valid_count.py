@@ -13,6 +13,7 @@ from ir.diagnostic import Violation
 from ir.location import Location
 from ir.mapping.nodes import Mapping
 from ir.valid_count_ops import CommitPacked, CommitValidCountPack, default_element
+from npu_opt.addresses import DM, at_stage
 from npu_opt.stagebase import StreamStage, emit_op, kind_error, refuse_dead, stage_method
 from npu_opt.tensor_data import DmTensorData
 
@@ -48,3 +49,5 @@ class CommitValidCountPackStream(StreamStage):
             return refuse_dead(self, loc, "commit", fault)
         self.chain.done = True
         return DmTensorData.handle(emit_op(self, loc, CommitPacked, element=element, inferred=inferred).result)
+
+    commit_at = at_stage(commit, "commit_at", DM)  # the packed `commit` at a DM byte address (npu_opt.addresses)

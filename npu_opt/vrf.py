@@ -16,12 +16,13 @@ from ir.location import Location
 from ir.mapping.nodes import Mapping, pair_all
 from ir.types import SUB
 from ir.vrf_ops import ToVrf
+from npu_opt.addresses import VRF, at_stage
 from npu_opt.dma import TensorDma
 from npu_opt.stagebase import Poisoned, StreamStage, emit_op, kind_error, refuse_dead, stage_method
 from npu_opt.tensor_data import VrfTensorData
 from npu_opt.vector_pass import _step
 
-__all__ = ["to_vrf", "rf_step"]
+__all__ = ["to_vrf", "to_vrf_at", "rf_step"]
 
 
 @stage_method("to_vrf")
@@ -46,6 +47,9 @@ def to_vrf(self: StreamStage, loc: Location, sub: Any = None, element: Any = Non
     op = emit_op(self, loc, ToVrf, element=element)
     self.chain.done = True
     return VrfTensorData.handle(op.result)
+
+
+to_vrf_at = at_stage(to_vrf, "to_vrf_at", VRF)  # `to_vrf` at a VRF byte address (npu_opt.addresses)
 
 
 def _sub_operand_fault(sub: Any) -> Violation | None:

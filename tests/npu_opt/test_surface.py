@@ -15,7 +15,8 @@ def test_npu_opt_all_is_pinned():
         "VisaFormatError", "VrfTensor", "axes", "bf16", "device", "f32", "f4e2m1", "f8e4m3", "f8e5m2", "i16",
         "i32", "i4", "i5", "i8", "i9", "idx", "m", "u8",
     ] + ["HbmScalar", "RuntimeScalar", "u32", "i64", "u64", "usize"]  # docs/runtime.md
-        + ["Device", "DmBuffer"])  # resident DM parameters, docs/parameters.md
+        + ["Device", "DmBuffer"]  # resident DM parameters, docs/parameters.md
+        + ["TrfAddress"])  # the address of `to_trf_at`, docs/machine/index.md#explicit-addresses
 
 
 def test_star_import_never_shadows_builtins():
