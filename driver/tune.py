@@ -16,8 +16,12 @@ from the candidate's DMA records (driver/tune_eval.py `early_bound`); a candidat
 early bound already exceeds the best makespan found is pruned there, its programs never
 lowered or verified. After lowering, one whose whole bound exceeds it is not scheduled.
 Either way its status is `pruned`: it could not win.
-Candidates leave in an order spread over the space (`spread`: bit-reversed indices), so a
-makespan near the best is known while most of the space is unswept and prunes it.
+Candidates leave in ascending order of their bound from their parameters (`sweep_order`; a
+candidate of no such bound counts as 0; ties, and spaces of no bound, in an order spread
+over the space, `spread`: bit-reversed indices): the candidates that could be fastest are lowered first,
+so the dear ones whose bound is high are pruned by it before they are built, and a makespan
+near the best is known while most of the space is unswept. The calling process's heap is
+frozen for the sweep (`_frozen_heap`).
 Candidates go to the executor (inline, `jobs` processes, or a dask.distributed cluster at
 `scheduler`) in batches of several (driver/tune_eval.py; sized by the measured price of
 their candidates, driver/tune_batches.py), each sent with the best makespan
@@ -35,11 +39,13 @@ ties with it and of the other checked ones (`Candidate.bits`), and a space with
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import math
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -55,7 +61,7 @@ from driver.tune_batches import MAX_BATCH, MIN_BATCH, Costs, batch_size
 from driver.tune_eval import Batch, Candidate, evaluate_timed, param_pruned, prebound, target_rates
 from driver.tune_exec import FactoryRef, make_executor
 
-__all__ = ["Candidate", "TuneResult", "tune", "with_text"]
+__all__ = ["Candidate", "TuneResult", "sweep_order", "tune", "with_text"]
 
 
 @attrs.frozen
@@ -87,10 +93,10 @@ def _ranked(candidates: Sequence[Candidate]) -> list[Candidate]:
 
 def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int]], Batch],
            take: Callable[[list[Candidate]], None], drop: Callable[[int], bool] = lambda index: False,
-           idle: Callable[[], None] = lambda: None) -> None:
-    """Evaluate every point: batches to the executor's workers, up to two in flight per
-    worker, and, when the executor lets this process help (`helps`), one candidate at a time
-    here meanwhile. A batch holds about the same predicted work, a share of what is left
+           idle: Callable[[], None] = lambda: None, order: Sequence[int] | None = None) -> None:
+    """Evaluate every point in `order` (default `spread`): batches to the executor's workers,
+    up to two in flight per worker, and, when the executor lets this process help (`helps`),
+    one candidate at a time here meanwhile. A batch holds about the same predicted work, a share of what is left
     (driver/tune_batches.py: by the CPU seconds each candidate back cost), so batches shrink
     as the space drains: the last ones, which the other processes may have to wait for, are
     short. Between any two candidates this process evaluates, it collects the batches that
@@ -105,7 +111,7 @@ def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int
     Once the queue is empty and this process would only wait for the workers' last batches,
     it calls `idle()` before each wait (the tuner emits the leading candidate's artifact
     there, the sweep's one serial step, which it did after the last batch came back)."""
-    queue = deque(spread(len(points)))
+    queue = deque(spread(len(points)) if order is None else order)
     costs = Costs(points)  # what each candidate back cost (CPU seconds, measured where it ran)
     best: list[float] = [math.inf]  # the best makespan back so far (queue pruned against it)
 
@@ -159,6 +165,37 @@ def spread(count: int) -> list[int]:
     return [k for k in reversed_ if k < count]
 
 
+def sweep_order(bounds: Sequence[int | None]) -> list[int]:
+    """The indices of candidates whose bounds from their parameters are `bounds` (None: none),
+    in the order the sweep sends them: ascending bound (no bound counts as 0: such a candidate
+    could be the fastest), ties in `spread` order. The candidates that could be fastest come
+    first, so the first makespans found are near the best and the candidates of a high
+    bound, often the dearest to lower (more tiles, more commands), are pruned by their bound
+    before anything is built; swept spread over the space, a candidate of high bound that
+    came early was lowered in full (on a drawn space the first four, 85 % of the sweep's
+    CPU). The winner does not depend on the order (ranked by makespan, then index)."""
+    rank = {k: n for n, k in enumerate(spread(len(bounds)))}
+    return sorted(range(len(bounds)), key=lambda k: (bounds[k] or 0, rank[k]))
+
+
+@contextlib.contextmanager
+def _frozen_heap() -> Iterator[None]:
+    """The calling process's heap out of the cyclic collector's reach for one sweep
+    (`gc.freeze`, `gc.unfreeze` after): the tuner's imports, the space and the compiler's
+    caches, which a full collection walked once or twice a sweep (0.05-0.12 s), and a pool
+    worker forked from this process then shares its pages untouched. New objects are still
+    collected. Left alone when the caller has frozen objects itself (unfreezing would undo
+    that)."""
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 def tune(space: Space, *, ref: FactoryRef | None = None, target: str = "rngd", jobs: int = 1,
          scheduler: str | None = None, top: int = 3, prune: bool = True, seed: int = 0,
          progress: Callable[[Candidate], None] | None = None) -> TuneResult:
@@ -186,27 +223,26 @@ def tune(space: Space, *, ref: FactoryRef | None = None, target: str = "rngd", j
 
     texts = _Texts(space, target, found)
     rates = target_rates(target)
-    pre: dict[int, int | None] = {}
+    pre = [prebound(space, p, rates) for p in points] if prune and space.bound is not None else [None] * len(points)
 
     def drop(index: int) -> bool:
         """Prune a queued candidate here, before it is sent, when its bound from its parameters
         (`Space.bound`) exceeds the best makespan back so far."""
         if not (prune and best and space.bound is not None):
             return False
-        if index not in pre:
-            pre[index] = prebound(space, points[index], rates)
         pruned = param_pruned(index, points[index], pre[index], min(best))
         if pruned is None:
             return False
         take([pruned])
         return True
 
-    executor = make_executor(jobs, scheduler, in_process=ref is None, ref=ref)
-    try:
-        _sweep(executor, points, make, take, drop, texts.idle)
-        executor.settle()
-    finally:
-        executor.close()
+    with _frozen_heap():
+        executor = make_executor(jobs, scheduler, in_process=ref is None, ref=ref)
+        try:
+            _sweep(executor, points, make, take, drop, texts.idle, sweep_order(pre))
+            executor.settle()
+        finally:
+            executor.close()
     candidates = [c for c in found if c is not None]
     if len(candidates) != len(points):
         raise InternalError(f"tune: {len(points) - len(candidates)} candidate(s) came back from no worker")

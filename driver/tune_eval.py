@@ -175,8 +175,9 @@ def freeze_heap() -> None:
     objects, 45-65 ms) about once a sweep in each process, inside some candidate's time; and
     in a forked pool worker that walk writes every object's header, copying every page it
     shares with this process. Called by a pool worker's start (driver/tune_exec.py `_warm`)
-    and after a dask worker's first task (driver/tune_share.py `on_cluster`); never in the
-    process that calls `tune`, the user's own."""
+    and after a dask worker's first task (driver/tune_share.py `on_cluster`). The process
+    that calls `tune`, the user's own, is frozen for the sweep only (driver/tune.py
+    `_frozen_heap`)."""
     if not _FROZEN[0]:
         _FROZEN[0] = True
         gc.freeze()

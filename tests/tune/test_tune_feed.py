@@ -149,8 +149,8 @@ def test_the_winners_artifact_comes_from_the_sweep_and_is_not_compiled_again(mon
         emitted.append(winner.index)
         return real_text(space, winner, target)
 
-    def sweep_then_wait(executor, points, make, take, drop, idle):
-        real_sweep(executor, points, make, take, drop, idle)
+    def sweep_then_wait(executor, points, make, take, drop, idle, order=None):
+        real_sweep(executor, points, make, take, drop, idle, order)
         idle()  # as if a batch were still out after the last candidate left
 
     monkeypatch.setattr(tune_mod, "_text", counting)
