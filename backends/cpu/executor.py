@@ -258,20 +258,20 @@ def run_blas_limit(kernel: Kernel, options: CpuOptions) -> Any:
     return blas_threads(1 if options.blas_threads == 1 and found else None)
 
 
-def _handler(op_cls: type, found: dict[type, tuple[Any, dict[str, Any]]]) -> tuple[Any, dict[str, Any]]:
-    """(handler, facts) of `op_cls`, looked up once per run (`found`: this run's)."""
+def _handler(op_cls: type, found: dict[type, tuple[Any, Any]]) -> tuple[Any, Any]:
+    """(handler, None) of `op_cls`, looked up once per run (`found`: this run's; a test may
+    swap a handler between runs). Its facts are read once per kernel, into the steps (`_steps`)."""
     entry = found.get(op_cls)
     if entry is None:
-        entry = found[op_cls] = (HANDLERS.get(op_cls), HANDLERS.facts(op_cls))
+        entry = found[op_cls] = (HANDLERS.get(op_cls), None)
     return entry
 
 
 def _keywords(step: _Step, options: CpuOptions, env: dict[int, Any], params: Sequence[Any],
-              finals: list[Any], inplace: frozenset[int] = frozenset(),
-              facts: dict[str, Any] | None = None) -> dict[str, Any]:
+              finals: list[Any], inplace: frozenset[int] = frozenset()) -> dict[str, Any]:
     """The keywords the handler of `step` takes: the options, whether it may make a
-    `Compact`, whether it owns its donated operand (the handler's facts read once per kernel,
-    `_steps`, as its other facts are; `facts` is not read)."""
+    `Compact`, whether it owns its donated operand (the handler's facts, read
+    once per kernel: `_steps`)."""
     kwargs: dict[str, Any] = {"options": options} if step.options else {}
     if step.fresh is not None:
         kwargs["compact"] = step.fresh
@@ -350,10 +350,10 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray], options: CpuOpti
         if isinstance(op, Return):
             results = tuple(args)
             continue
-        handler, facts = _handler(type(op), handlers)
+        handler, _ = _handler(type(op), handlers)
         if handler is None:
             raise InternalError(f"the cpu backend cannot execute `{op.text()}`")
-        kwargs = _keywords(step, options, env, params, finals, inplace, facts)
+        kwargs = _keywords(step, options, env, params, finals, inplace)
         env[step.result] = handler(op, *args, **kwargs)
         if marks is not None:
             marks.after(op, np.shape(env[step.result]), env, args)
