@@ -168,6 +168,8 @@ class _Step:
     fresh: bool | None = None
     bracket: bool = True  # a region's opener or end (a loop's, a guard's): `_steer` looks at it
     carried: bool = False  # its donated operand is a loop's carried tensor this step's result replaces (`_carried`)
+    options: bool = False  # its handler takes the `CpuOptions`
+    donate: int | None = None  # the operand its handler may write in place (`handles(donate=)`)
 
 
 _STEPS: ByObject[tuple[_Step, ...]] = ByObject()
@@ -187,7 +189,8 @@ def _steps(kernel: Kernel) -> tuple[_Step, ...]:
     made_at = {op.result.id: k for k, op in enumerate(kernel.ops) if op.result is not None}
     last = extend_reads(last, made_at, loops(kernel.ops))   # a rolled loop reads them again (ir.regions)
     steps = [_Step(op, ids, None if isinstance(op, Return) else op.result.id, takes_lazy(op),
-                   tuple(dict.fromkeys(v for v in ids if last.get(v) == position)), takes_compact(op))
+                   tuple(dict.fromkeys(v for v in ids if last.get(v) == position)), takes_compact(op),
+                   options=bool(HANDLERS.facts(type(op)).get("options")), donate=HANDLERS.facts(type(op)).get("donate"))
              for position, (op, ids) in enumerate(zip(kernel.ops, operands))]
     fed = compact.read_full(steps, lambda s: bool(HANDLERS.facts(type(s.op)).get("gathers")))
     steps = [attrs.evolve(s, fresh=s.result not in fed) if HANDLERS.facts(type(s.op)).get("makes_compact") else s
@@ -255,27 +258,25 @@ def run_blas_limit(kernel: Kernel, options: CpuOptions) -> Any:
     return blas_threads(1 if options.blas_threads == 1 and found else None)
 
 
-def _handler(op_cls: type, found: dict[type, tuple[Any, dict[str, Any]]]) -> tuple[Any, dict[str, Any]]:
-    """(handler, facts) of `op_cls`, looked up once per run (`found`: this run's)."""
+def _handler(op_cls: type, found: dict[type, tuple[Any, Any]]) -> tuple[Any, Any]:
+    """(handler, None) of `op_cls`, looked up once per run (`found`: this run's; a test may
+    swap a handler between runs). Its facts are read once per kernel, into the steps (`_steps`)."""
     entry = found.get(op_cls)
     if entry is None:
-        entry = found[op_cls] = (HANDLERS.get(op_cls), HANDLERS.facts(op_cls))
+        entry = found[op_cls] = (HANDLERS.get(op_cls), None)
     return entry
 
 
 def _keywords(step: _Step, options: CpuOptions, env: dict[int, Any], params: Sequence[Any],
-              finals: list[Any], inplace: frozenset[int] = frozenset(),
-              facts: dict[str, Any] | None = None) -> dict[str, Any]:
+              finals: list[Any], inplace: frozenset[int] = frozenset()) -> dict[str, Any]:
     """The keywords the handler of `step` takes: the options, whether it may make a
-    `Compact`, whether it owns its donated operand. `facts`: the handler's (looked up if None)."""
-    if facts is None:
-        facts = HANDLERS.facts(type(step.op))
-    kwargs: dict[str, Any] = {"options": options} if facts.get("options") else {}
+    `Compact`, whether it owns its donated operand (the handler's facts, read
+    once per kernel: `_steps`)."""
+    kwargs: dict[str, Any] = {"options": options} if step.options else {}
     if step.fresh is not None:
         kwargs["compact"] = step.fresh
-    donate = facts.get("donate")
-    if donate is not None:
-        kwargs["owned"] = _owned(step, donate, env, params, finals, inplace)
+    if step.donate is not None:
+        kwargs["owned"] = _owned(step, step.donate, env, params, finals, inplace)
     return kwargs
 
 
@@ -349,10 +350,10 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray], options: CpuOpti
         if isinstance(op, Return):
             results = tuple(args)
             continue
-        handler, facts = _handler(type(op), handlers)
+        handler, _ = _handler(type(op), handlers)
         if handler is None:
             raise InternalError(f"the cpu backend cannot execute `{op.text()}`")
-        kwargs = _keywords(step, options, env, params, finals, inplace, facts)
+        kwargs = _keywords(step, options, env, params, finals, inplace)
         env[step.result] = handler(op, *args, **kwargs)
         if marks is not None:
             marks.after(op, np.shape(env[step.result]), env, args)
@@ -368,6 +369,8 @@ def _operands(step: _Step, env: dict[int, Any], scratch: Scratch) -> list[Any]:
     (the value replaced in `env` for every later reader)."""
     if not (step.lazy and step.compact):
         for v in step.operands:
+            if type(env[v]) is np.ndarray:  # a full buffer already: nothing to prepare
+                continue
             before, env[v] = env[v], compact_moves.prepare(env[v], step.lazy, step.compact)
             if env[v] is not before:
                 scratch.replaced(v, before)
