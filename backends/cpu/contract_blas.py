@@ -201,7 +201,7 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
             placed = None if route.index is not None else blas_route.whole_placed(
                 lambda lb, rb: _matmul(lb, rb, split), left, right.transpose(0, 2, 1), ca, cw, plan.dest, plan.out_cells)
             if placed is not None:  # made and placed a block of A classes at a time
-                _done(fa), _done(fw)
+                _done(fa, kept_a), _done(fw, kept_w)
                 return placed
             products = _matmul(left, right.transpose(0, 2, 1), split,
                                arena.empty(_product_shape(left, right.transpose(0, 2, 1)), np.float32))
