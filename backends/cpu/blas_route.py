@@ -16,7 +16,7 @@ from collections.abc import Callable
 import attrs
 import numpy as np
 
-from backends.cpu import contract_jit, moves_strided
+from backends.cpu import arena, contract_jit, moves_strided
 from backends.cpu.lru import ByObject, Lru
 from backends.cpu.distinct import distinct_values
 
@@ -176,6 +176,11 @@ def placed(acc: np.ndarray, dest: np.ndarray, cells: int) -> np.ndarray:
 _SPREAD_BLOCK = 1 << 20
 """Bytes of result rows `spread_placed` spreads and places at once."""
 
+_PRODUCT_BLOCK = 1 << 18
+"""Bytes of products `whole_placed` makes at once (at least one A class's): a block, not the
+product of every pair, beside the result (issue 61, first-run memory: drawn_s1_3's blocks were
+two 1 MiB ones alive at once on a 3.25 MiB kernel)."""
+
 
 def spread_placed(products: np.ndarray, how: Route, ca: np.ndarray, cw: np.ndarray, dest: np.ndarray,
                   cells: int) -> np.ndarray:
@@ -194,11 +199,12 @@ def spread_placed(products: np.ndarray, how: Route, ca: np.ndarray, cw: np.ndarr
     return out
 
 
-def whole_placed(matmul: Callable[[np.ndarray, np.ndarray], np.ndarray], left: np.ndarray, right: np.ndarray, ca: np.ndarray, cw: np.ndarray,
+def whole_placed(matmul: Callable[[np.ndarray, np.ndarray, np.ndarray], object], left: np.ndarray, right: np.ndarray, ca: np.ndarray, cw: np.ndarray,
                  dest: np.ndarray, cells: int) -> np.ndarray | None:
     """The result cells (rows, cells) of a "whole" route (`left` (N', DA I, K) every A class,
     `right` (N', K, DW J) every W class), its products made a block of A classes at a time
-    (`matmul(left_block, right)`) and each row's block placed from them at once: the
+    (`matmul(left_block, right, out)`, into one buffer of `_PRODUCT_BLOCK` bytes written again
+    by each block) and each row's block placed from them at once: the
     products of every pair never live beside the result (issue 61, first-run memory: 4 MiB
     on drawn_s1_3). Every pair's products are exact (`contract_blas`: no sum rounds), so a
     block's matmul gives the same bits as the whole one. None when the placing is not one
@@ -211,13 +217,15 @@ def whole_placed(matmul: Callable[[np.ndarray, np.ndarray], np.ndarray], left: n
     da = left.shape[1] // ni
     n, cell = np.divmod(found[1].astype(np.intp), ni * nj)  # each result cell's (n, i, j) in a pair's block
     i, j = np.divmod(cell, nj)
-    step = max(1, _SPREAD_BLOCK // (4 * nn * ni * width))
-    out = np.empty((len(ca), cells), np.float32)
+    step = max(1, _PRODUCT_BLOCK // (4 * nn * ni * width))
+    out = arena.empty((len(ca), cells), np.float32)  # the run's scratch (a cast may write over it in place)
     by_class = np.argsort(ca, kind="stable")
     starts = np.searchsorted(ca[by_class], np.arange(0, da + step, step))
+    products = np.empty(nn * min(step, da) * ni * width, np.float32)  # each block's, in the same memory
     for b, lo in enumerate(range(0, da, step)):
         hi = min(da, lo + step)
-        flat = matmul(left[:, lo * ni:hi * ni], right).reshape(-1)  # (N', (hi - lo) I, DW J)
+        flat = products[:nn * (hi - lo) * ni * width]
+        matmul(left[:, lo * ni:hi * ni], right, flat.reshape(nn, (hi - lo) * ni, width))  # (N', (hi - lo) I, DW J)
         base = n * ((hi - lo) * ni * width) + i * width + j  # cell (n, i, j) of the pair (lo, 0)
         at = np.empty_like(base)
         for r in by_class[starts[b]:starts[b + 1]]:

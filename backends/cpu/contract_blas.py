@@ -199,7 +199,7 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
             left = (fa if nn == 1 else fa.transpose(1, 0, 2, 3)).reshape(nn, da * ni, k)
             right = (fw if nn == 1 else fw.transpose(1, 0, 2, 3)).reshape(nn, dw * nj, k)
             placed = None if route.index is not None else blas_route.whole_placed(
-                lambda lb, rb: _matmul(lb, rb, split), left, right.transpose(0, 2, 1), ca, cw, plan.dest, plan.out_cells)
+                lambda lb, rb, into: _matmul(lb, rb, split, into), left, right.transpose(0, 2, 1), ca, cw, plan.dest, plan.out_cells)
             if placed is not None:  # made and placed a block of A classes at a time
                 _done(fa, kept_a), _done(fw, kept_w)
                 return placed

@@ -159,6 +159,17 @@ def arrange(arr: np.ndarray, groups: list[list[int]], sizes: tuple[int, ...],
     return np.ascontiguousarray(full).reshape([math.prod(target[k] for k in gr) for gr in groups])
 
 
+def _arranged(arr: np.ndarray, digits: tuple[int, ...], sizes: tuple[int, ...]) -> np.ndarray:
+    """`arrange(arr, [[k] for k in digits], sizes, True)` shaped (sizes of `digits`), as a view
+    of `arr` (broadcast and transposed: no copy)."""
+    if any(arr.shape[k] > 1 for k in range(arr.ndim) if k not in digits):
+        raise ValueError("an array depends on a digit outside its layout")
+    target = [sizes[k] if k in digits else arr.shape[k] for k in range(arr.ndim)]
+    order = list(digits) + [k for k in range(arr.ndim) if k not in digits]
+    full = np.broadcast_to(arr, target).transpose(order)
+    return full.reshape([sizes[k] for k in digits])
+
+
 def gather(idx: np.ndarray, groups: list[list[int]], sizes: tuple[int, ...]) -> Gather:
     """The gather of an operand's cells over its layout (every group materialized), its
     index in `idx`'s dtype (int32 when the operand's cells allow: kept in the plan cache;
@@ -166,13 +177,13 @@ def gather(idx: np.ndarray, groups: list[list[int]], sizes: tuple[int, ...]) -> 
     kept (`Gather.index` makes it again when read)."""
     digits = tuple(k for gr in groups for k in gr)
     shape = tuple(sizes[k] for k in digits)
-    fine = arrange(idx, [[k] for k in digits], sizes, True).reshape(shape)
+    fine = _arranged(idx, digits, sizes)  # a view: an affine int32 index is never made here
     group_shape = tuple(math.prod(sizes[k] for k in gr) for gr in groups)
-    index: np.ndarray | None = fine.reshape(-1)
     found = _affine(fine) if fine.size else None
     offset, strides = found if found is not None else (None, None)
-    if found is not None and fine.dtype == np.int32:  # its index made again on a reading, not kept (`Gather.index`)
-        index = None
+    index: np.ndarray | None = None
+    if found is None or fine.dtype != np.int32:  # else made again on a reading, not kept (`Gather.index`)
+        index = np.ascontiguousarray(fine).reshape(-1)
     return Gather(digits, shape, group_shape, index, offset, strides)
 
 

@@ -130,11 +130,13 @@ def _commit_trim(op: CommitTrim, src: Any) -> Any:
 
 def _owned(step: "_Step", index: int, env: dict[int, Any], params: Sequence[Any], finals: list[Any],
            inplace: frozenset[int] = frozenset()) -> bool:
-    """Whether operand `index` of `step` may be written in place: read for the last time
-    here, once, and sharing memory with nothing else still held (the parameters of
+    """Whether operand `index` of `step` (of a `Compact`, its live rows) may be written in
+    place: read for the last time here, once, and sharing memory with nothing else still held (the parameters of
     `inplace` aside: their memory is theirs to write, `execute_inout`)."""
     v = step.operands[index]
     buf = env[v]
+    if isinstance(buf, compact.Compact):  # its live rows, held by this value alone
+        buf = buf.base
     if (v not in step.last and not step.carried) or step.operands.count(v) != 1 or not isinstance(buf, np.ndarray) \
             or not buf.flags.writeable or not buf.flags.c_contiguous:
         return False

@@ -60,14 +60,28 @@ def _affine(fine: np.ndarray) -> tuple[int, tuple[int, ...]] | None:
     """(offset, strides) when every cell of `fine` is offset + sum(coordinate * stride)
     with non-negative strides; None otherwise."""
     shape = fine.shape
-    base = int(fine.reshape(-1)[0])
+    base = int(fine[(0,) * len(shape)])
     steps = []
     for k, n in enumerate(shape):
         unit = [0] * len(shape)
         unit[k] = 1 if n > 1 else 0
         steps.append(int(fine[tuple(unit)]) - base)
-    expected = base + sum((_coord(k, n, len(shape)) * s for k, (n, s) in enumerate(zip(shape, steps))),
-                          np.zeros((1,) * len(shape), np.int64))
-    if min(steps, default=0) >= 0 and np.array_equal(np.broadcast_to(expected, shape), fine):
-        return base, tuple(steps)
-    return None
+    if min(steps, default=0) < 0:
+        return None
+    # compared a block of trailing axes at a time (`fine` may be a broadcast view): no table of
+    # every cell beside it (issue 61, first-run memory: 4 MiB of int64 on drawn_s1_3's 2 MiB index)
+    cut = max(len(shape) - 1, 0)  # the leading axes looped over, the rest compared at once
+    while cut > 0 and math.prod(shape[cut - 1:]) <= _CHECK_BLOCK:
+        cut -= 1
+    tail = sum((_coord(k, n, len(shape) - cut) * s for k, (n, s) in enumerate(zip(shape[cut:], steps[cut:]))),
+               np.zeros((1,) * (len(shape) - cut), np.int64))
+    tail = np.broadcast_to(tail, shape[cut:])
+    for head in np.ndindex(*shape[:cut]):
+        at = base + sum(h * s for h, s in zip(head, steps))
+        if not np.array_equal(fine[head], tail + at):
+            return None
+    return base, tuple(steps)
+
+
+_CHECK_BLOCK = 1 << 16
+"""Cells `_affine` compares at a time (at least one trailing axis)."""

@@ -28,11 +28,11 @@ def test_whole_products_are_placed_a_block_of_classes_at_a_time(monkeypatch: pyt
     dest = rng.permutation(cells).reshape(ni, nj, nn, 1)
     seen: list[int] = []
 
-    def matmul(lb: np.ndarray, rb: np.ndarray) -> np.ndarray:
+    def matmul(lb: np.ndarray, rb: np.ndarray, out: np.ndarray) -> None:
         seen.append(lb.shape[1])
-        return np.matmul(lb, rb)
+        np.matmul(lb, rb, out=out)
 
-    monkeypatch.setattr(blas_route, "_SPREAD_BLOCK", 2 * 4 * nn * ni * dw * nj)  # two classes a block
+    monkeypatch.setattr(blas_route, "_PRODUCT_BLOCK", 2 * 4 * nn * ni * dw * nj)  # two classes a block
     got = blas_route.whole_placed(matmul, left, right, ca, cw, dest, cells)
     want = np.zeros((len(ca), cells), np.float32)
     for r, (a, w) in enumerate(zip(ca, cw)):
