@@ -228,7 +228,7 @@ def _oracle(spec: Any) -> Any:
         if arrays[0].dtype == np.int8:
             # every i8 product and partial sum is an integer far below 2**53, so float64 sums them
             # exactly in any order, and BLAS may (an int64 einsum of 4096 x 4096 x 512 takes 9x longer)
-            total = np.einsum(expr, *ops, optimize=True).astype(np.int64)
+            total = np.ascontiguousarray(np.einsum(expr, *ops, optimize=True), np.int64)  # optimize may return a transposed view
         else:
             total = np.einsum(expr, *ops)
         if spec.epilogue is not None:
