@@ -6,12 +6,21 @@ cover; whatever a reader sees is zero where this run has not written."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from tu_ops.target import get_target
 from visa.interp import trf_stale
+from visa.interp.fast import pool
 from visa.interp.memory import Memory
 
 HALF = slice(0, 256, 2)    # a placement on 1/2 of the slices
+
+
+@pytest.fixture(autouse=True)
+def _empty_pool(monkeypatch):
+    """An empty store pool, so the store a test hands back is the one the next Memory takes
+    (earlier tests in the process leave pooled stores of the same shape)."""
+    monkeypatch.setattr(pool, "_POOL", [])
 
 
 def _pooled(rows: list[tuple[int, int, slice | None, int]]) -> np.ndarray:
