@@ -69,10 +69,12 @@ def _attribute_position(frame: FrameType, name: str | None) -> tuple[int, int, i
     end = bisect.bisect_right(ordered, frame.f_lasti)
     for offset in reversed(ordered[max(0, end - 40):end]):
         ins = instructions[offset]
-        if name and ins.opname in ("LOAD_METHOD", "LOAD_ATTR") and ins.argval == name:
+        # `name_at` is the explicit-address form of `name` (npu_opt.addresses), which traces as
+        # `name` does: its location is the `_at` attribute the user wrote
+        if name and ins.opname in ("LOAD_METHOD", "LOAD_ATTR") and ins.argval in (name, name + "_at"):
             pos = ins.positions
             if pos and pos.end_lineno and pos.end_col_offset is not None:
-                return pos.end_lineno, pos.end_col_offset - len(name) + 1, len(name)
+                return pos.end_lineno, pos.end_col_offset - len(ins.argval) + 1, len(ins.argval)
     ins = instructions.get(frame.f_lasti)
     pos = getattr(ins, "positions", None)
     if pos and pos.lineno and pos.col_offset is not None:

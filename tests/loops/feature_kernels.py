@@ -88,3 +88,34 @@ def guarded_writes(rolled: bool) -> Any:
                     _guarded_group(ctx, d, out, keep, i)
         return out.to_hbm(ctx.tdma)
     return guarded
+
+
+def addressed_pages(rolled: bool, at: bool) -> Any:
+    """`padded_rows` with each page moved to DM inside the loop and the `_at` forms in the body
+    (`to_dm_at`, `to_trf_at` with a TRF half, `commit_at`) or their address-free twins; each
+    page's result is copied into page p's tile of the output."""
+
+    @device(chip=1)
+    def pages_at(ctx: Context, x: HbmTensor[i8, Chip, m("FN, FK")],
+                 w: HbmTensor[i8, Chip, m("FP, FO, FK")]) -> HbmTensor[i32, Chip, m("FP, FN, FO")]:
+        xd = x.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("FN, FK")])
+        out = DmTensor[i32, Chip, Cluster, Slice, m("FP, FN / 4, FO, FN % 4")].new()
+        page_t = DmTensor[i8, Chip, Cluster, Slice, m("FO, FK")]
+        for p in (ctx.loop(4) if rolled else range(4)):
+            page = w.view().tile(m("FP"), 1, m("1 # 4, FO, FK"), p)
+            pd = page.to_dm_at(ctx.tdma, page_t, 512) if at else page.to_dm(ctx.tdma, page_t)
+            rows = ctx.sub.begin(pd.view()).fetch(m("FO"), m("FK")).collect(m("FO"), m("FK # 32"))
+            w_trf = (rows.to_trf_at(m("1"), m("FO, FK # 32"), TrfAddress.FIRST_HALF) if at
+                     else rows.to_trf(m("1"), m("FO, FK # 32")))
+            y = (ctx.main.begin(xd.view()).fetch(m("FN / 2"), m("FN % 2, FK")).collect(m("FN / 2"), m("FN % 2, FK"))
+                 .contract_outer(w_trf, m("FN / 4, FO"), m("FN % 4, FK"))
+                 .contract_packet(m("FN % 4"))
+                 .contract_time(m("FN / 4, FO"))
+                 .contract_lane(m("FN / 4, FO"), m("FN % 4 # 8"), LaneMode.SEQUENTIAL)
+                 .commit_trim(m("FN % 4")))
+            tile = y.commit_at(m("FN / 4, FO, FN % 4"), 4096) if at else y.commit(m("FN / 4, FO, FN % 4"))
+            (ctx.sub.begin(tile.view()).fetch(m("FN / 4, FO"), m("FN % 4")).collect(m("FN / 4, FO"), m("FN % 4 # 8"))
+             .commit_trim(m("FN % 4"))
+             .commit_view(out.view_mut().tile(m("FP"), 1, m("1 #{!} 4, FN / 4, FO, FN % 4"), p)))
+        return out.to_hbm(ctx.tdma, HbmTensor[i32, Chip, m("FP, FN, FO")])
+    return pages_at

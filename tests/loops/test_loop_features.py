@@ -57,3 +57,33 @@ def test_a_runtime_bound_past_the_groups_stops_the_guarded_loop():
     with pytest.raises(npu_opt.NpuOptError) as e:
         npu_opt.run(F.guarded_writes(True), x, 5, 5, backend="visa")
     assert e.value.code == "RUNTIME-10"
+
+
+@pytest.mark.parametrize("backend", ["cpu", "visa"])
+def test_address_forms_in_a_rolled_loop(backend):
+    """`to_dm_at`, `to_trf_at(TrfAddress.FIRST_HALF)` and `commit_at` in a rolled body run as
+    their address-free twins and as the unrolled loop do."""
+    x = RNG.integers(-128, 128, (64, 16), dtype=np.int8)
+    w = RNG.integers(-128, 128, (4, 2, 16), dtype=np.int8)
+    want = np.einsum("nk,pok->pno", x.astype(np.int64), w.astype(np.int64)).astype(np.int32)
+    for rolled in (True, False):
+        got = npu_opt.run(F.addressed_pages(rolled, True), x, w, backend=backend)
+        assert got.dtype == np.int32 and np.array_equal(got, want), rolled
+
+
+def _without_loc(text: str) -> list[str]:
+    return [line.split(" ; loc ")[0] for line in text.splitlines()]
+
+
+def test_address_forms_in_a_rolled_loop_compile_to_their_twins():
+    at = npu_opt.compile(F.addressed_pages(True, True)).text
+    twin = npu_opt.compile(F.addressed_pages(True, False)).text
+    assert "loop_begin" in at and _without_loc(at) == _without_loc(twin)
+    verify_text(at)
+    # the DMA and the TRF load an `_at` form makes are located at the `_at` method the kernel
+    # calls (the commit, as `commit`'s, at the `commit_trim` that opens it)
+    source = open(F.__file__).read().splitlines()
+    for op, method in (("dma_window", "to_dm_at"), ("trf_load", "to_trf_at")):
+        line = next(l for l in at.splitlines() if f"= {op} " in l)
+        row, col = (int(v) for v in line.rsplit(":", 2)[1:])
+        assert source[row - 1][col - 1:].startswith(method), (op, source[row - 1], col)
