@@ -24,6 +24,13 @@ every other one, so the others keep their indices; they add no `order`/`reuse`/`
 to the space, and where another placement brings those levers, offer.offered offers these only
 at each lever's first value (their loop ignores the levers, so the other values would only
 repeat the kernel).
+
+With `k` in time blocks (`chunk_double_placements`: a block with all of `k` overflows the TRF,
+as bf16 512 x 512 x 384's 128 columns of `k` = 384 do) the TRF's unit is one tile's chunk of
+`k`: all of `w` in one DMA (`whole_w`), `a` a DMA a chunk, the units tile by tile, each unit's
+successor loaded before it contracts, a chunk's sums kept in the VRF for the tile's next
+chunk (`chunk_tile`), a tile stored once its last chunk is in. bf16 512 x 512 x 384: 17,276 ->
+15,770 cycles (`a` copied to 2 slices instead of 4).
 """
 
 from __future__ import annotations
