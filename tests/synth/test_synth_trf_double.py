@@ -26,12 +26,13 @@ DOUBLE = ", TRF double-buffered"
 WINNER = "128x2 of 4x64, w by switch" + DOUBLE
 RATES = builtin_rates("rngd")
 CHUNKED = "128x2 of 4x128, k in 3 time blocks, w by switch" + DOUBLE
+I8_CHUNKED = "128x2 of 4x128, k in 2 time blocks, w by switch" + DOUBLE
 
 
 def test_the_double_buffered_placements_come_last_and_add_no_tile_levers() -> None:
     levers = points(contraction(GEMM, sizes=dict(m=512, n=512, k=512)))
     doubles = [p for p in levers["placement"] if p.endswith(DOUBLE)]
-    assert doubles == [WINNER, "64x4 of 8x64, w by switch" + DOUBLE]
+    assert doubles == [WINNER, "64x4 of 8x64, w by switch" + DOUBLE, I8_CHUNKED]
     assert levers["placement"][-len(doubles):] == doubles   # appended: the others keep their indices
     assert "order" not in levers and "reuse" not in levers   # 4 tiles, but their loops are their own
     assert geometry(WINNER).double and geometry(WINNER).label() == WINNER
@@ -129,5 +130,23 @@ def test_the_bf16_gemm_double_buffers_its_chunks() -> None:
     assert schedule.makespan == 15770
     # w in one command, a in three, 2 stores: a copied to 2 slices
     assert candidate_bound(spec, point, RATES) == 2000 + 6 * 500 + (2 * 393216 + 393216 + 1048576) // 256
+    assert candidate_bound(spec, point, RATES) <= early_bound(kernel.trace(get_target("rngd")), get_target("rngd"),
+                                                              RATES)
+
+
+def test_the_i8_512_gemm_stores_two_tiles_of_k_in_two_time_blocks() -> None:
+    # 128 columns a slice with all of k overflow two TRF halves: 2 tiles of 2 chunks, 5 DMA commands
+    # (w, a's 2 chunks, 2 stores) where `128x2 of 4x64, w by switch, TRF double-buffered` issues 7 (12,668)
+    spec = contraction(GEMM, sizes=dict(m=512, n=512, k=512))
+    point = dict(placement=I8_CHUNKED, trf="w", packet=32, pieces=1)
+    kernel = build(spec, point)
+    outcome = compile_kernel(kernel, get_target("rngd"))
+    assert outcome.status == "ok", outcome.diagnostics
+    schedule = schedule_artifact(outcome.artifact, target=get_target("rngd"), rates=RATES)
+    loads = sorted((s.start, s.step.context) for s in schedule.slots
+                   if any(r.mnemonic == "trf_load" for r in s.step.records))
+    assert [c for _, c in loads[2:]] == ["sub", "sub"]   # main only contracts once the first two are in
+    assert schedule.makespan == 12470
+    assert candidate_bound(spec, point, RATES) == 2000 + 5 * 500 + (2 * 262144 + 262144 + 1048576) // 256
     assert candidate_bound(spec, point, RATES) <= early_bound(kernel.trace(get_target("rngd")), get_target("rngd"),
                                                               RATES)
