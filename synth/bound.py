@@ -12,7 +12,7 @@ and DM. Of the records a candidate surely issues, this counts:
   block of `a` and `w` loaded once at the least (`reuse="all"`), the outer loop's block once
   per outer step and the inner one per tile (`"outer"`), both per tile (`"none"`), `w` and
   `a` once each with one tile, `w` twice (its two halves) and `a` once with the TRF
-  double-buffered; a result piece stored per tile and piece. A block load or store is one `to_dm` / `to_hbm_view`
+  double-buffered (with `k` in time blocks: `w` once, `a` once a chunk); a result piece stored per tile and piece. A block load or store is one `to_dm` / `to_hbm_view`
   call, one record of at least one command; a block cut into pieces or time blocks, a device
   transpose or a bias only adds records;
 - the DMA Engine's movement of every operand byte once and every result byte once, at one
@@ -55,13 +55,15 @@ def candidate_bound(spec: Any, point: dict[str, Any], rates: Any) -> int | None:
     mt, nt, steps, pieces = v["mt"], v["nt"], v["steps"], v["pieces_n"]
     tiles = mt * nt
     outer = mt if v["order"] == "ij" else nt
-    # with one tile `w` and `a` once each; the TRF double-buffered (synth/trf_double.py): `w` in two halves, `a` once
+    # with one tile `w` and `a` once each; the TRF double-buffered (synth/trf_double.py): `w` in two halves, `a` once,
+    # or with `k` in time blocks `w` once and `a` a DMA a chunk
     per_reuse = {"all": mt + nt, "outer": outer + tiles, "none": 2 * tiles}
-    loads = 3 if v["geo"].double else per_reuse[v["reuse"]] if tiles > 1 else 2
+    geo = v["geo"]
+    loads = (1 + geo.tb if geo.tb > 1 else 3) if geo.double else per_reuse[v["reuse"]] if tiles > 1 else 2
     commands = steps * (loads + tiles * pieces)
 
     elem = DType(spec.dtype_in).bits // 8
-    geo, size = v["geo"], spec.padded
+    size = spec.padded
     # each slice holds its rows of `a` with the whole `k`: the slices of a tile's row share them, a
     # copy each (`sn`, or fewer when the result is padded to the tile inside the kernel: only the
     # slices of real columns get one), unless the Switch Engine spreads the one copy moved (`a by

@@ -20,6 +20,7 @@ from synth.overlap import a_pieces, piece_tile, pieces_ok, tile_pieces
 from synth.pairs import pair_ok
 from synth.stream_switch import stream_a_block, stream_fetch, stream_mapping, stream_names
 from synth.tile_loops import tile_loops
+from synth.trf_double import chunk_tile, whole_w
 from synth.tiling import geometry
 from synth.time_blocks import time_block_loads, time_block_tile
 
@@ -218,6 +219,8 @@ def _gemm_blocks(v: dict[str, Any]) -> list[str]:
         steps = v["batch"] + v["i_step"] + chunk
         piece = piece_tile(tile_terms(v["aidx"], steps), v["aidx"].index(v["mi"]), M, r, v["pieces_n"])
         w_steps = v["batch"] + v["j_step"]
+        if v["geo"].double:  # a's chunks as time_block_loads moves them, all of w in one DMA (synth/trf_double.py)
+            return time_block_loads(v, chain(v["aidx"], steps), "", piece)[:6] + whole_w(v)
         return time_block_loads(v, chain(v["aidx"], steps), chain(v["widx"], w_steps + chunk), piece,
                                 chain(v["widx"], w_steps))
     spec = v["spec"]
@@ -265,6 +268,8 @@ def _gemm_tile(v: dict[str, Any]) -> list[str]:
     if v["pieces_n"] > 1:
         dst.append(piece_tile(tile_terms(ridx, steps, write=True), ridx.index(v["mi"]), v["M"], v["r"],
                               v["pieces_n"], write=True))
+    if geo.tb > 1 and geo.double:  # a tile's chunks double-buffered in the TRF (synth/trf_double.py)
+        return chunk_tile(v, dst, contraction_chain(v, " " * 16))
     if geo.tb > 1:
         return time_block_tile(v, dst, contraction_chain(v, " " * 20))
     if geo.halves:  # the TRF in halves of k, loaded by main and sub (synth/both_loads.py)

@@ -44,10 +44,11 @@ def pieces_ok(g: Any, pieces: int, stationary_w: bool, rows: int, a_transposed: 
     64 rows a slice, 320 rows end inside a slice's rows, and no tile of the view cuts them
     into whole pieces. With `k` in time blocks (synth/time_blocks.py: the last chunk in
     pieces, the earlier ones cut in DM) the result is not padded along `m` at all (the DM
-    tiles cut a slice's own rows)."""
+    tiles cut a slice's own rows). Not a double-buffered placement (synth/trf_double.py: its
+    own loop, one piece)."""
     if pieces == 1:
         return True
-    return (stationary_w and g.r % pieces == 0 and g.r // pieces >= 2 and rows % (g.r if g.tb == 1 else g.tm) == 0
+    return (not g.double and stationary_w and g.r % pieces == 0 and g.r // pieces >= 2 and rows % (g.r if g.tb == 1 else g.tm) == 0
             and not a_transposed and not g.a_switch)
 
 

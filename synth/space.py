@@ -51,7 +51,7 @@ from synth.both_loads import both_placements
 from synth.bound import candidate_bound
 from synth.gemm_text import gemm_roles, gemm_source, kept
 from synth.odd_rows import odd_placements
-from synth.trf_double import double_placements
+from synth.trf_double import chunk_double_placements, double_placements
 from synth.offer import offered, runs_in_full, split_levers
 from synth.onchip import switch_ok, switch_piece
 from synth.overlap import PIECES
@@ -97,6 +97,8 @@ def points(spec: Any) -> dict[str, list[Any]]:
         whole = with_twins(result_placements(m, n, slices, False, shapes)) if shapes else []
         levers = split_levers(spec, m, n, packets, wn, [g.label() for g in whole])
         levers["placement"] += _time_block_switch(levers["placement"], m, size[spec.contracted], elem)
+        # their chunks double-buffered in the TRF (synth/trf_double.py), after those: their own loop
+        levers["placement"] += [g.label() for g in chunk_double_placements(spec, m, n, list(map(geometry, levers["placement"])))]
         return _with_pair(spec, _with_pieces(spec, levers))
     placements = result_placements(m, n, slices, pad_ok(spec), shapes)
     thin = thin_placements(spec, m, n, slices, placements) if shapes and not spec.device_transposed else []

@@ -25,20 +25,25 @@ GEMM = "out[m,n] = a[m,k] * w[n,k]"
 DOUBLE = ", TRF double-buffered"
 WINNER = "128x2 of 4x64, w by switch" + DOUBLE
 RATES = builtin_rates("rngd")
+CHUNKED = "128x2 of 4x128, k in 3 time blocks, w by switch" + DOUBLE
+I8_CHUNKED = "128x2 of 4x128, k in 2 time blocks, w by switch" + DOUBLE
 
 
 def test_the_double_buffered_placements_come_last_and_add_no_tile_levers() -> None:
     levers = points(contraction(GEMM, sizes=dict(m=512, n=512, k=512)))
     doubles = [p for p in levers["placement"] if p.endswith(DOUBLE)]
-    assert doubles == [WINNER, "64x4 of 8x64, w by switch" + DOUBLE]
+    assert doubles == [WINNER, "64x4 of 8x64, w by switch" + DOUBLE, I8_CHUNKED]
     assert levers["placement"][-len(doubles):] == doubles   # appended: the others keep their indices
     assert "order" not in levers and "reuse" not in levers   # 4 tiles, but their loops are their own
     assert geometry(WINNER).double and geometry(WINNER).label() == WINNER
-    # bf16 k = 384: no single-tile `w by switch` placement to halve; `--pe 2`: its one (`128x1 of
-    # 2x128`) cannot be spread by the Switch Engine; 128-byte result rows (`64x4 of 8x32`): none
-    for spec in (contraction(GEMM, dtype="bf16:f32", sizes=dict(m=512, n=512, k=384)),
-                 contraction(GEMM, sizes=dict(m=256, n=256, k=128), pe=2)):
-        assert not [p for p in points(spec)["placement"] if p.endswith(DOUBLE)]
+    # `--pe 2`: its one (`128x1 of 2x128`) cannot be spread by the Switch Engine; 128-byte result
+    # rows (`64x4 of 8x32`): none
+    assert not [p for p in points(contraction(GEMM, sizes=dict(m=256, n=256, k=128), pe=2))["placement"]
+                if p.endswith(DOUBLE)]
+    # bf16 k = 384: no single-tile `w by switch` placement with k whole; the one with k in 3 time
+    # blocks gets the chunked twin, last (2 time blocks: a unit of 48 KB, two overflow the TRF)
+    placements = points(contraction(GEMM, dtype="bf16:f32", sizes=dict(m=512, n=512, k=384)))["placement"]
+    assert [p for p in placements if p.endswith(DOUBLE)] == [CHUNKED] == placements[-1:]
 
 
 def test_where_other_placements_bring_tile_levers_a_double_buffered_one_is_offered_once_a_packet() -> None:
@@ -93,5 +98,55 @@ def test_the_i8_512_gemm_loads_the_next_block_beside_this_contraction() -> None:
     assert schedule.makespan == 12668
     # w in two commands, a in one, 4 stores: the bound from the parameters stays under the early bound
     assert candidate_bound(spec, point, RATES) == 2000 + 7 * 500 + (262144 + 2 * 262144 + 1048576) // 256
+    assert candidate_bound(spec, point, RATES) <= early_bound(kernel.trace(get_target("rngd")), get_target("rngd"),
+                                                              RATES)
+
+
+@pytest.mark.parametrize("dtype, k, packet", [("i8:i32", 512, 32), ("bf16:bf16", 256, 16)])
+def test_a_chunked_double_buffered_kernel_equals_numpy_on_cpu_and_visa(dtype: str, k: int, packet: int) -> None:
+    # k in 2 time blocks: 2 tiles x 2 chunks, each chunk's sums added to the earlier one's from the
+    # VRF, a tile's result stored after the next tile's first contraction (built directly, as above)
+    spec = contraction(GEMM, dtype=dtype, sizes=dict(m=128, n=512, k=k))
+    equals_numpy(spec, dict(placement="128x2 of 1x128, k in 2 time blocks, w by switch" + DOUBLE, trf="w",
+                            packet=packet, pieces=1))
+
+
+def test_the_bf16_gemm_double_buffers_its_chunks() -> None:
+    spec = contraction(GEMM, dtype="bf16:f32", sizes=dict(m=512, n=512, k=384))
+    point = dict(placement=CHUNKED, trf="w", packet=16, pieces=1)
+    text = source(spec, point)
+    # all of w in one DMA (each slice one row of each tile's block), then a a DMA a chunk; units in DM tiles
+    assert 'DmTensor[bf16, Chip, Cluster, WSlice, m("N / 256, K")]' in text
+    assert "blocks = w_all()\n    a_dm = a_block(0)\n" in text
+    kernel = build(spec, point)
+    outcome = compile_kernel(kernel, get_target("rngd"))
+    assert outcome.status == "ok", outcome.diagnostics
+    schedule = schedule_artifact(outcome.artifact, target=get_target("rngd"), rates=RATES)
+    loads = sorted((s.start, s.step.context) for s in schedule.slots
+                   if any(r.mnemonic == "trf_load" for r in s.step.records))
+    assert [c for _, c in loads] == ["main", "sub", "sub", "sub", "sub", "main"] or \
+        [c for _, c in loads] == ["sub", "main", "sub", "sub", "sub", "main"]
+    # `64x4 of 8x128, k in 3 time blocks, w by switch` in two pieces: 17,276 (a copied to 4 slices)
+    assert schedule.makespan == 15770
+    # w in one command, a in three, 2 stores: a copied to 2 slices
+    assert candidate_bound(spec, point, RATES) == 2000 + 6 * 500 + (2 * 393216 + 393216 + 1048576) // 256
+    assert candidate_bound(spec, point, RATES) <= early_bound(kernel.trace(get_target("rngd")), get_target("rngd"),
+                                                              RATES)
+
+
+def test_the_i8_512_gemm_stores_two_tiles_of_k_in_two_time_blocks() -> None:
+    # 128 columns a slice with all of k overflow two TRF halves: 2 tiles of 2 chunks, 5 DMA commands
+    # (w, a's 2 chunks, 2 stores) where `128x2 of 4x64, w by switch, TRF double-buffered` issues 7 (12,668)
+    spec = contraction(GEMM, sizes=dict(m=512, n=512, k=512))
+    point = dict(placement=I8_CHUNKED, trf="w", packet=32, pieces=1)
+    kernel = build(spec, point)
+    outcome = compile_kernel(kernel, get_target("rngd"))
+    assert outcome.status == "ok", outcome.diagnostics
+    schedule = schedule_artifact(outcome.artifact, target=get_target("rngd"), rates=RATES)
+    loads = sorted((s.start, s.step.context) for s in schedule.slots
+                   if any(r.mnemonic == "trf_load" for r in s.step.records))
+    assert [c for _, c in loads[2:]] == ["sub", "sub"]   # main only contracts once the first two are in
+    assert schedule.makespan == 12470
+    assert candidate_bound(spec, point, RATES) == 2000 + 5 * 500 + (2 * 262144 + 262144 + 1048576) // 256
     assert candidate_bound(spec, point, RATES) <= early_bound(kernel.trace(get_target("rngd")), get_target("rngd"),
                                                               RATES)
