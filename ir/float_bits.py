@@ -48,25 +48,59 @@ def widen_bf16(bits_u16: object) -> np.ndarray:
     return np.where((exp == 0xFF) & (man != 0), F32_NAN, out).astype(_U32)
 
 
+_BLOCK = 1 << 15
+"""Cells `_narrowed` casts at a time: its few 32-bit temporaries (128 KiB each) stay in cache."""
+
+
+def _narrowed(bits_u32: object, relu: bool) -> np.ndarray:
+    """`narrow_bf16` (or, with `relu`, `commit_cast_relu`) of f32 bits, a block at a time.
+
+    Each block takes the usual rounding trick, `(x + 0x7FFF + ((x >> 16) & 1)) >> 16`: it is
+    the rule of `narrow_bf16` for every zero, normal and infinite value (a carry out of the
+    significand steps the exponent, to infinity past the largest bf16). The cells where it
+    is not the rule, subnormals and NaNs, are found with two compares and set apart.
+    """
+    x = _bits(bits_u32, _U32)
+    flat = np.ascontiguousarray(x).reshape(-1)
+    out = np.empty(flat.size, np.uint16)
+    n = min(flat.size, _BLOCK)
+    t, mag = np.empty(n, _U32), np.empty(n, _U32)
+    odd, more = np.empty(n, np.bool_), np.empty(n, np.bool_)
+    for lo in range(0, flat.size, _BLOCK):
+        b = flat[lo:lo + _BLOCK]
+        k = b.size
+        tk, ak, ok, mk, o = t[:k], mag[:k], odd[:k], more[:k], out[lo:lo + k]
+        np.right_shift(b, 16, out=tk)
+        np.bitwise_and(tk, 1, out=tk)
+        tk += 0x7FFF
+        tk += b                       # wraps only for NaNs, which are set apart below
+        np.right_shift(tk, 16, out=tk)
+        o[:] = tk
+        np.bitwise_and(b, 0x7FFFFFFF, out=ak)
+        np.greater(ak, 0x7F800000, out=ok)        # NaN
+        ak -= 1                                   # zero wraps to the top: not a subnormal
+        np.less(ak, 0x7FFFFF, out=mk)             # subnormal
+        ok |= mk
+        if ok.any():
+            at = np.flatnonzero(ok)
+            v = b[at]
+            o[at] = np.where((v & 0x7FFFFFFF) > 0x7F800000, _BF16_NAN, (v >> 16) & 0x8000)
+        if relu:   # every negative non-NaN (-0, subnormals, normals, -inf) becomes +0
+            np.subtract(b, 0x80000000, out=tk)    # negatives go to 0..0x7FFFFFFF
+            np.greater(tk, 0x7F800000, out=ok)    # kept: a sign bit clear, or a NaN
+            np.multiply(o, ok, out=o)             # (a masked store is 10x slower)
+    return out.reshape(x.shape)
+
+
 def narrow_bf16(bits_u32: object) -> np.ndarray:
     """f32 bits -> bf16 bits: RNE, subnormal -> signed zero, NaN -> 0x7FC0, overflow -> inf."""
-    x = _bits(bits_u32, _U32)
-    upper, lower = x >> 16, x & 0xFFFF
-    # RNE on the dropped half; a carry into the exponent is the correct rounding.
-    up = (lower > 0x8000) | ((lower == 0x8000) & ((upper & 1) == 1))
-    out = upper + up
-    exp, man = (x >> 23) & 0xFF, x & 0x7FFFFF
-    out = np.where(exp == 0, (x >> 31) << 15, out)
-    out = np.where((exp == 0xFF) & (man != 0), _BF16_NAN, out)
-    return out.astype(np.uint16)
+    return _narrowed(bits_u32, False)
 
 
 def commit_cast_relu(bits_u32: object) -> np.ndarray:
-    """f32 bits -> bf16 bits, but a non-NaN value with its sign bit set becomes +0 (4.4)."""
-    x = _bits(bits_u32, _U32)
-    is_nan = (x & 0x7FFFFFFF) > 0x7F800000
-    # -0, negative subnormals and -inf all clamp; a negative NaN stays a (canonical) NaN.
-    return np.where(((x >> 31) == 1) & ~is_nan, np.uint16(0), narrow_bf16(x)).astype(np.uint16)
+    """f32 bits -> bf16 bits, but a non-NaN value with its sign bit set becomes +0 (4.4);
+    -0, negative subnormals and -inf all clamp, a negative NaN stays a (canonical) NaN."""
+    return _narrowed(bits_u32, True)
 
 
 # ---- small floats -> f32 (docs/numerics.md) ----------------------------------------------

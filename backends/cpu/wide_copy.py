@@ -5,7 +5,11 @@ run of a few contiguous cells in both source and destination (4 bf16 cells of a 
 Engine packet, 8 f32 cells of a tile's row), each call moves a handful of bytes and the
 copy costs its loop calls, not its bytes. Viewing each run as one or a few unsigned words
 (up to 8 bytes) copies the same bytes in a fraction of the time (issue 61: committing
-`drawn_s101_2`'s turned operand, 1.4 -> 0.3 ms)."""
+`drawn_s101_2`'s turned operand, 1.4 -> 0.3 ms). A run longer than 8 bytes is one item of
+a raw-bytes dtype (`V16`, `V32`, ...), which numpy copies with one fixed-size move per run
+and no inner loop: runs of 16 bytes (8 bf16 cells of a DM slice's row) copied ~5x faster
+than as two 8-byte words, runs of 32-64 bytes ~2x (issue 61: `drawn_s101_0`'s operand
+moved into DM and its turned copy, ~150 -> ~30 us each)."""
 
 from __future__ import annotations
 
@@ -20,8 +24,9 @@ _WORDS = (8, 4, 2)
 
 def wide_runs(dst: np.ndarray, src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(dst, src) of the same shape and dtype, their last axis contiguous in both, viewed as
-    runs of the widest unsigned words (up to 8 bytes) that divide the run's bytes and every
-    address and stride of both; unchanged when there is no such wider word. Copying the
+    runs of one raw item each when a run is longer than 8 bytes, else of the widest unsigned
+    words (up to 8 bytes) that divide the run's bytes and every address and stride of both;
+    unchanged when there is no such wider word. Copying the
     views copies the same bytes: numpy's copy goes one inner loop per run, so runs of 4 bf16
     cells (a Transpose Engine result committed back, issue 61) copy ~10x faster as one
     8-byte word each."""
@@ -32,6 +37,8 @@ def wide_runs(dst: np.ndarray, src: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     if dst.strides[-1] != item or src.strides[-1] != item:
         return dst, src
     run = dst.shape[-1] * item
+    if run > _WORDS[0] and dst.ndim > 1:  # one raw item a run (no alignment asked of it), the axis dropped
+        return dst.view(f"V{run}")[..., 0], src.view(f"V{run}")[..., 0]
     for word in _WORDS:
         if word <= item:
             break

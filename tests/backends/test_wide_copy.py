@@ -1,6 +1,6 @@
 """Strided copies of short contiguous runs copied as wider words (backends/cpu/wide_copy.py):
 the same bytes as numpy's cell-by-cell copy, the widest word dividing every address and
-stride, unchanged where none does."""
+stride, unchanged where none does; a run longer than 8 bytes one raw item at any address."""
 
 from __future__ import annotations
 
@@ -25,7 +25,9 @@ def _pair(rng: np.random.Generator, dtype, shape: tuple[int, ...], run: int, shi
 
 @pytest.mark.parametrize("dtype, run, shift, word", [
     (ml_dtypes.bfloat16, 4, 0, 8),   # 4 bf16 cells: one 8-byte word a run
-    (np.float32, 8, 0, 8),           # 8 f32 cells: 4 words a run
+    (np.float32, 8, 0, 32),          # 8 f32 cells, 32 bytes: one raw item a run
+    (ml_dtypes.bfloat16, 8, 1, 16),  # 16 bytes at an odd cell: one raw item all the same
+    (np.float32, 6, 0, 24),          # 24 bytes: one raw item, no power of two needed
     (ml_dtypes.bfloat16, 3, 0, 2),   # 6 bytes: no wider word divides them
     (ml_dtypes.bfloat16, 4, 1, 2),   # 8 bytes but at an odd cell: not aligned to a wider word
     (ml_dtypes.bfloat16, 2, 0, 4),   # 4 bytes: one 4-byte word a run
@@ -37,6 +39,8 @@ def test_a_run_copied_as_words_writes_what_copyto_writes(dtype, run, shift, word
     np.copyto(want_dst, src)  # numpy's own copy cell by cell: the oracle
     wide_dst, wide_src = wide_runs(dst, src)
     assert wide_dst.itemsize == max(word, np.dtype(dtype).itemsize) and wide_src.shape == wide_dst.shape
+    if word > 8:  # the run's axis dropped: numpy moves each run at once, no inner loop
+        assert wide_dst.shape == dst.shape[:-1]
     np.copyto(wide_dst, wide_src)
     assert np.array_equal(out.view(np.uint8), want.view(np.uint8))
 
