@@ -136,37 +136,16 @@ def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int
     def collect(block: bool) -> None:
         for handle in executor.wait(pending, block=block):
             pending.discard(handle)
-            unstarted.pop(handle, None)
             back(executor.result(handle))
 
-    def take_back() -> int | None:
-        """A candidate of a batch out that its worker has not started, claimed for this
-        process (the last of the latest batch first; the worker skips it); None: none."""
-        claim = getattr(executor, "claim", None)
-        for handle in reversed(list(unstarted)) if claim is not None else ():
-            tail = unstarted[handle]
-            while tail:
-                index = tail.pop()
-                if claim(index):
-                    return index
-                tail.clear()  # the worker claims in order: it has started the rest of this batch
-        return None
-
     pending: set[Any] = set()
-    unstarted: dict[Any, list[int]] = {}  # each batch out: its candidates this process may still take back
     while queue or pending:
         if not executor.starting():
             per_worker = 1 if best[0] == math.inf and executor.helps else 2
             while queue and len(pending) < per_worker * executor.workers:
-                sent = batch()
-                handle = executor.submit(evaluate_timed, sent)
-                pending.add(handle)
-                unstarted[handle] = [i for i, _ in sent.items]
+                pending.add(executor.submit(evaluate_timed, batch()))
         if executor.helps and queue:
             back(evaluate_timed(make([queue.popleft()])))
-            collect(False)
-        elif executor.helps and pending and (taken := take_back()) is not None:
-            back(evaluate_timed(make([taken])))
             collect(False)
         elif pending:
             if not queue:
@@ -258,7 +237,7 @@ def tune(space: Space, *, ref: FactoryRef | None = None, target: str = "rngd", j
         return True
 
     with _frozen_heap():
-        executor = make_executor(jobs, scheduler, in_process=ref is None, ref=ref, count=len(points))
+        executor = make_executor(jobs, scheduler, in_process=ref is None, ref=ref)
         try:
             _sweep(executor, points, make, take, drop, texts.idle, sweep_order(pre))
             executor.settle()

@@ -44,8 +44,8 @@ from visa.schedule.steps import build_steps
 
 from driver.tune_space import resolve_space
 
-__all__ = ["Batch", "Candidate", "PoolBest", "PoolClaims", "early_bound", "evaluate_batch", "evaluate_timed",
-           "freeze_heap", "param_pruned", "prebound", "share_best", "share_claims", "target_rates"]
+__all__ = ["Batch", "Candidate", "PoolBest", "early_bound", "evaluate_batch", "evaluate_timed", "freeze_heap",
+           "param_pruned", "prebound", "share_best", "target_rates"]
 
 
 @attrs.frozen
@@ -140,35 +140,6 @@ class PoolBest:
                 self._value.value = makespan
 
 
-class PoolClaims:
-    """Which candidates of one `--jobs` pool's sweep a process has started: a
-    multiprocessing.Array('b', count) of flags, set under its lock. A pool worker claims each
-    candidate of its batch before it starts it and skips one already claimed: the tuner's
-    process, its own queue empty, claims and evaluates the candidates a worker has not
-    reached yet at the tail of its batches (driver/tune.py `_sweep`), so the sweep does not
-    end waiting for a worker's last dear candidates while this process idles."""
-
-    def __init__(self, flags: Any) -> None:
-        self._flags = flags
-
-    def claim(self, index: int) -> bool:
-        """Claim candidate `index`: True when no process had (it is this caller's now)."""
-        with self._flags.get_lock():
-            if self._flags[index]:
-                return False
-            self._flags[index] = 1
-            return True
-
-
-_CLAIMS: list[PoolClaims | None] = [None]
-
-
-def share_claims(board: PoolClaims | None) -> None:
-    """Claim each candidate of a batch on `board` before evaluating it, skipping those another
-    process claimed (a pool worker's; None: claim nothing, the tuner's own process)."""
-    _CLAIMS[0] = board
-
-
 def share_best(board: Any) -> None:
     """Prune against (and publish to) `board`, the best makespan the processes of one sweep
     share: a `PoolBest`, or a dask cluster's (driver/tune_share.py); anything with `best()`
@@ -223,8 +194,7 @@ def evaluate_timed(batch: Batch) -> tuple[tuple[float, ...], list[Candidate]]:
 
 def evaluate_batch(batch: Batch, seconds: list[float] | None = None) -> list[Candidate]:
     """Every candidate of `batch`, in order, each pruned against the best makespan known:
-    the batch's cutoff, what this process found in the sweep, the pool's shared best; but
-    for those another process claimed first (`share_claims`: they are left out).
+    the batch's cutoff, what this process found in the sweep, the pool's shared best.
     `seconds`, if given, receives each candidate's CPU seconds."""
     space = resolve_space(batch.ref)
     if batch.sweep != _SWEEP[0] or not batch.sweep:  # a batch of no named sweep stands alone
@@ -232,10 +202,7 @@ def evaluate_batch(batch: Batch, seconds: list[float] | None = None) -> list[Can
         _SWEEP[0] = batch.sweep
         _OWN_BEST[0] = None
     out = []
-    claims = _CLAIMS[0]
     for index, params in batch.items:
-        if claims is not None and not claims.claim(index):  # the tuner's process took it back
-            continue
         start = time.thread_time()
         c = evaluate(space, index, params, batch.target, _best_known(batch.cutoff) if batch.prune else None,
                      lead=batch.prune)

@@ -56,15 +56,12 @@ class _Inline:
         pass
 
 
-def _warm(ref: FactoryRef | None, best: Any, claims: Any = None) -> None:
-    """A pool worker's start: prune against the pool's shared best makespan, claim each
-    candidate before starting it (`claims`, when the pool has them: the tuner's process may
-    take back the candidates a worker has not reached), load the tune
+def _warm(ref: FactoryRef | None, best: Any) -> None:
+    """A pool worker's start: prune against the pool's shared best makespan, load the tune
     file before the first task (this module's import brought the tuner), and freeze the heap
     it starts with (`freeze_heap`: a forked worker's collections then never walk, and copy,
     the pages it shares with this process)."""
     driver.tune_eval.share_best(driver.tune_eval.PoolBest(best))
-    driver.tune_eval.share_claims(None if claims is None else driver.tune_eval.PoolClaims(claims))
     if ref is not None:
         load_space(ref)
     driver.tune_eval.freeze_heap()
@@ -96,33 +93,21 @@ class _Futures:
     def result(self, handle: Any) -> Any:
         return handle.result()
 
-    def claim(self, index: int) -> bool:
-        """Whether this process may evaluate candidate `index` of a batch it sent (no worker
-        started it); a dask cluster's never may."""
-        return False
-
 
 class _Pool(_Futures):
     """`jobs` processes in all: this one, which evaluates batches between collecting the
     workers' results, and `jobs - 1` spawned workers (a worker's start overlaps the batches
-    this process evaluates meanwhile). With `count`, the sweep's number of candidates, the
-    processes claim candidates (`claim`, driver/tune_eval.py `PoolClaims`)."""
+    this process evaluates meanwhile)."""
 
     _wait = staticmethod(futures_wait)
 
-    def __init__(self, jobs: int, ref: FactoryRef | None, count: int = 0) -> None:
+    def __init__(self, jobs: int, ref: FactoryRef | None) -> None:
         self.width, self.workers, self.helps = jobs, jobs - 1, True
         self.description = f"{jobs} processes"
         context = _start_method()
         best = context.Value("q", 0)  # the best makespan any of the pool's processes found (0: none yet)
         driver.tune_eval.share_best(driver.tune_eval.PoolBest(best))
-        flags = context.Array("b", count) if count else None  # which candidates a process has started
-        self._claims = None if flags is None else driver.tune_eval.PoolClaims(flags)
-        self._pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_warm,
-                                         initargs=(ref, best, flags))
-
-    def claim(self, index: int) -> bool:
-        return self._claims is not None and self._claims.claim(index)
+        self._pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_warm, initargs=(ref, best))
 
     def submit(self, fn: Callable[[Any], Any], item: Any) -> Any:
         return self._pool.submit(fn, item)
@@ -289,10 +274,8 @@ class _Probe:
         self._child.kill()
 
 
-def make_executor(jobs: int, scheduler: str | None, *, in_process: bool, ref: FactoryRef | None = None,
-                  count: int = 0) -> Any:
-    """Inline for one job (or a space with no file to load it from), else a pool or dask;
-    `count`: the sweep's number of candidates (a pool's processes then claim them)."""
+def make_executor(jobs: int, scheduler: str | None, *, in_process: bool, ref: FactoryRef | None = None) -> Any:
+    """Inline for one job (or a space with no file to load it from), else a pool or dask."""
     if scheduler is not None:
         if in_process:
             raise NpuOptError("a dask scheduler runs tune files: give the space's file (FactoryRef)", code="USAGE")
@@ -302,4 +285,4 @@ def make_executor(jobs: int, scheduler: str | None, *, in_process: bool, ref: Fa
     jobs = min(jobs, os.cpu_count() or 1)
     if jobs == 1 or in_process:
         return _Inline()
-    return _Pool(jobs, ref, count)
+    return _Pool(jobs, ref)
