@@ -26,6 +26,12 @@ against the issue's goal (2 local workers >= 1.6x serial):
   ratio is then printed and not judged (the other agents' load, not the tuner, sets it).
 The dask scheduler's and this process's CPU are printed as well (on 2 cores they take time
 from the workers). Every executor must find the same winner.
+Every run starts with the compiler's memos (ir/memo.py) empty in every process (`clear_memos`
+here before it, on each dask worker through the client; a pool worker forks from here), as in
+a fresh `npu-opt tune` process: otherwise the serial sweep, run in this process round after
+round, answers most of its trace and lowering questions from the memos its earlier rounds
+filled (seed 3: 0.38 s of CPU warm, 0.55 s with them empty), while each dask worker has seen
+only the candidates it happened to get. `--warm` keeps them (the measure before round 21).
 BLAS pools are held to one thread (the sweep does no linear algebra; the limit keeps a
 worker from spawning a pool per core).
 Besides the fixed space, `--drawn N` spaces drawn by benchmarks/drawn_kernels.py
@@ -34,7 +40,7 @@ most pruned),
 each also swept serially without pruning (does pruning pay?); the worst space's ratio is
 the verdict. Rounds take turns, which executor goes first rotating.
 Run: python benchmarks/bench_tune.py [--rounds N] [--no-dask] [--drawn N] [--seed S] [--seeds S,S,...] [--no-fixed]
-     [--no-unpruned]
+     [--no-unpruned] [--warm]
 """
 
 from __future__ import annotations
@@ -63,6 +69,7 @@ from driver.tune_cluster import local_cluster  # noqa: E402
 from driver.tune_exec import FactoryRef, load_space  # noqa: E402
 from benchmarks.drawn_kernels import draw_space  # noqa: E402
 from benchmarks.tune_task_cpu import count_task_cpu, task_cpu  # noqa: E402
+from ir.memo import clear_memos  # noqa: E402
 
 FILE = str(ROOT / "examples" / "tune_gemm_bf16.py")
 GOAL = 1.6
@@ -118,22 +125,27 @@ SPACE = space_of(draw_space({seed}), run=False)
 """
 
 
-def _worker_cpu(address: str) -> tuple[dict[str, tuple[float, float]], float]:
+def _worker_cpu(address: str, cold: bool = False) -> tuple[dict[str, tuple[float, float]], float]:
     """Each dask worker's (process CPU seconds, CPU seconds of its candidates) so far, and the
-    scheduler's CPU seconds. The client is closed again before the sweep: while its thread
-    runs, a `--jobs 2` pool in this process would be spawned, not forked as on the command
-    line (driver/tune_exec.py `_start_method`)."""
+    scheduler's CPU seconds; `cold`: the workers' memos emptied first. The client is closed
+    again before the sweep: while its thread runs, a `--jobs 2` pool in this process would be
+    spawned, not forked as on the command line (driver/tune_exec.py `_start_method`)."""
     with Client(address, timeout=30) as client:
         client.run(count_task_cpu)
+        if cold:
+            client.run(clear_memos)
         procs, tasks = client.run(time.process_time), client.run(task_cpu)
         return {w: (procs[w], tasks[w]) for w in procs}, client.run_on_scheduler(time.process_time)
 
 
-def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool) -> list[tuple[float, float, bool]]:
+def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool,
+            warm: bool = False) -> list[tuple[float, float, bool]]:
     """Time the executors on the space `ref` names; per executor (wall ratio, busiest-process
-    CPU ratio, whether the machine was quiet), ratios serial / executor of medians."""
+    CPU ratio, whether the machine was quiet), ratios serial / executor of medians. Each run
+    starts with every process's memos empty unless `warm`."""
     space = attrs.evolve(load_space(ref), inputs=None, oracle=None)  # the sweep alone
-    print(f"{label}: {len(space.points())} distinct candidates; cpu count {os.cpu_count()}; BLAS threads 1")
+    print(f"{label}: {len(space.points())} distinct candidates; cpu count {os.cpu_count()}; BLAS threads 1; "
+          f"memos {'kept from run to run (--warm)' if warm else 'emptied before every run'}")
     runs = {"serial": lambda: tune(space, jobs=1), "jobs 2": lambda: tune(space, ref=ref, jobs=2)}
     if unpruned:
         runs["unpruned"] = lambda: tune(space, jobs=1, prune=False)
@@ -152,8 +164,10 @@ def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool
                 loads = []
                 for name in names[k % len(names):] + names[:k % len(names)]:  # which goes first rotates
                     loads.append(machine.sample())
+                    if not warm:
+                        clear_memos()
                     own, kids = time.process_time(), _children_cpu()
-                    remote, sched = _worker_cpu(address) if name == "dask 2x1" else ({}, 0.0)
+                    remote, sched = _worker_cpu(address, not warm) if name == "dask 2x1" else ({}, 0.0)
                     start = time.perf_counter()
                     result = runs[name]()
                     times[name].append(time.perf_counter() - start)
@@ -210,12 +224,15 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0, help="the first drawn space's seed")
     ap.add_argument("--seeds", default="", help="the drawn spaces' seeds, comma-separated (instead of --seed/--drawn)")
     ap.add_argument("--no-fixed", action="store_true", help="only the drawn spaces")
+    ap.add_argument("--warm", action="store_true",
+                    help="keep the compiler's memos from run to run (each run starts with them empty otherwise)")
     ap.add_argument("--no-unpruned", action="store_true",
                     help="skip the drawn spaces' unpruned serial sweep (the slowest run; pruning's own verdict)")
     args = ap.parse_args()
     worst: list[tuple[float, float, bool, str]] = []
     if not args.no_fixed:
-        ratios = measure(f"fixed space {FILE}", FactoryRef(FILE, "SPACE"), args.rounds, not args.no_dask, False)
+        ratios = measure(f"fixed space {FILE}", FactoryRef(FILE, "SPACE"), args.rounds, not args.no_dask, False,
+                         args.warm)
         worst += [(*r, "examples/tune_gemm_bf16.py SPACE") for r in ratios]
     with tempfile.TemporaryDirectory() as tmp:
         seeds = [int(x) for x in args.seeds.split(",")] if args.seeds else range(args.seed, args.seed + args.drawn)
@@ -226,7 +243,7 @@ def main() -> None:
             label = (f"drawn space (seed {seed}): {spec.text} {spec.dtype_in}:{spec.dtype_out} "
                      + ",".join(f"{i}={n}" for i, n in spec.sizes.items()))
             ratios = measure(label, FactoryRef(str(path), "SPACE"), args.rounds, not args.no_dask,
-                             not args.no_unpruned)
+                             not args.no_unpruned, args.warm)
             worst += [(*r, label) for r in ratios]
     wall, wall_label = min((r[0], r[3]) for r in worst)
     cpu, cpu_label = min((r[1], r[3]) for r in worst)
