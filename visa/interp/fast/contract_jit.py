@@ -336,8 +336,17 @@ def _by_blas(plan: Plan, packets: np.ndarray, held: np.ndarray, slots: tuple, ou
     if (w_range is None or not contract_blas.no_rounding(s_range, w_range, terms)
             or not contract_blas.pairs(h_of, which, stored.size, wt.shape[0])):
         return None
-    out = np.zeros((rows.count, plan.lanes, plan.slots, plan.out_cols), np.float32)
+    out = _accumulators(plan, rows, mem)
     return contract_blas.contract(parts, h_of, wt, which, tread, plan.read_elems, plan.g, out)
+
+
+def _accumulators(plan: Plan, rows: Any, mem: Any) -> np.ndarray:
+    """The zeroed (rows, lanes, slots, out_cols) float32 accumulators, in the program's scratch
+    (`Memory.scratch`: a pooled array, where a fresh one of a few MiB cost a page fault per
+    page every run; the accumulators never outlive their program)."""
+    out = mem.scratch((rows.count, plan.lanes, plan.slots, plan.out_cols), np.float32)
+    out.fill(0)
+    return out
 
 
 def run_float(plan: Plan, stream: np.ndarray | Repeated, outer: Any, trf: Any, rows: Any, mem: Any) -> np.ndarray:
@@ -362,7 +371,7 @@ def run_float(plan: Plan, stream: np.ndarray | Repeated, outer: Any, trf: Any, r
     speculate = quads.shape[0] > 0 and packets.dtype == np.uint16 and known is None
     wt, which, w_range = _weight_operand(outer, trf, rows, mem, n_w, woffs, quads.shape[0] > 0, speculate)
     terms = plan.g * math.prod(plan.digits_summed())
-    out = np.zeros((rows.count, plan.lanes, plan.slots, plan.out_cols), np.float32)
+    out = _accumulators(plan, rows, mem)
     table = widen_table(outer.stream_type)
     per_row = isinstance(wt, tuple)  # each row's weights as codes, laid out by the kernel (`_weight_operand`)
     if per_row and speculate:
