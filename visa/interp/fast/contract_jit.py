@@ -17,8 +17,7 @@ products or columns takes `visa.interp.fast.contract_jit_tiles` (the shared tile
 `ir.exact_kernels.tiles`: the tree written out as vector IR, rows that read the same TRF operand four to a tile, slots paired by
 `visa.interp.fast.contract_jit_exact`); the TRF operand is widened once per distinct TRF slice
 (`visa.interp.fast.contract_jit_weights`), and a `Repeated` stream is read as its distinct packets.
-The work is one thread's: the cost the benchmark compares (CPU time) is the same spread
-over more.
+The work is one thread's: the cost the benchmark compares (CPU time) is the same spread over more.
 
 It runs when numba is importable, `NPU_OPT_INTERP_JIT` is not `0`, and numba is already
 loaded in the process or the process's float contractions (this one included) reach
@@ -341,9 +340,7 @@ def _by_blas(plan: Plan, packets: np.ndarray, held: np.ndarray, slots: tuple, ou
 
 
 def _accumulators(plan: Plan, rows: Any, mem: Any) -> np.ndarray:
-    """The zeroed (rows, lanes, slots, out_cols) float32 accumulators, in the program's scratch
-    (`Memory.scratch`: a pooled array, where a fresh one of a few MiB cost a page fault per
-    page every run; the accumulators never outlive their program)."""
+    """The zeroed float32 accumulators in the program's pooled scratch (fresh MiBs: a fault a page a run)."""
     out = mem.scratch((rows.count, plan.lanes, plan.slots, plan.out_cols), np.float32)
     out.fill(0)
     return out
