@@ -65,16 +65,19 @@ def run_lane_fold(op: Any, acc: np.ndarray, mem: Memory) -> np.ndarray:
         if lanes == bus and drained.flags.c_contiguous and not padded(op.output_type.time, op.output_type.packet):
             out = drained           # held lanes innermost already: the packets are the accumulator
         else:
-            make = np.empty if lanes == bus else np.zeros     # every cell written, or the unused lanes zero
-            out = make((rows, slots, cols, bus), acc.dtype)
+            out = mem.scratch((rows, slots, cols, bus), acc.dtype)
+            out[..., lanes:] = 0        # the unused lanes zero
             for lane in range(lanes):   # lane by lane: long runs of each, not lanes-long inner loops
                 out[..., lane] = acc[:, lane]
     else:
         hi = -(-cols // bus)
-        wide = np.zeros((rows, lanes, slots, hi * bus), acc.dtype)
+        wide = mem.scratch((rows, lanes, slots, hi * bus), acc.dtype)
+        wide[..., cols:] = 0
         wide[..., :cols] = acc
-        out = wide.reshape(rows, lanes, slots, hi, bus).transpose(0, 2, 1, 3, 4)
-    out = np.ascontiguousarray(out).reshape(rows, -1, bus)
+        drained = wide.reshape(rows, lanes, slots, hi, bus).transpose(0, 2, 1, 3, 4)
+        out = mem.scratch(drained.shape, acc.dtype)
+        np.copyto(out, drained)
+    out = out.reshape(rows, -1, bus)
     check(out.shape[1] == op.cycles, f"the drain takes {out.shape[1]} cycles, the record says {op.cycles}", op)
     values = out.view(np.uint32) if acc.dtype == np.float32 else out.astype(np.int32, copy=False)
     return _padded(op, values)
@@ -90,7 +93,7 @@ def run_cast(op: Any, stream: np.ndarray, mem: Memory) -> np.ndarray:
     flit = 8 * mem.target.constants.FLIT_BYTES // bits
     check(1 <= n <= min(stream.shape[-1], flit), f"valid_elems {n} of {a_an(stream.shape[-1])}-cell packet", op)
     cells = stream[..., :n].reshape(-1, n)
-    out = np.empty((*stream.shape[:2], flit), value_dtype(dst))
+    out = mem.scratch((*stream.shape[:2], flit), value_dtype(dst))
     out[..., n:] = 0
     fast = shortcut("narrow_bf16") if (src.value, dst.value) == ("f32", "bf16") else None
     found = None if fast is None else fast(cells, False)

@@ -17,8 +17,7 @@ products or columns takes `visa.interp.fast.contract_jit_tiles` (the shared tile
 `ir.exact_kernels.tiles`: the tree written out as vector IR, rows that read the same TRF operand four to a tile, slots paired by
 `visa.interp.fast.contract_jit_exact`); the TRF operand is widened once per distinct TRF slice
 (`visa.interp.fast.contract_jit_weights`), and a `Repeated` stream is read as its distinct packets.
-The work is one thread's: the cost the benchmark compares (CPU time) is the same spread
-over more.
+The work is one thread's: the cost the benchmark compares (CPU time) is the same spread over more.
 
 It runs when numba is importable, `NPU_OPT_INTERP_JIT` is not `0`, and numba is already
 loaded in the process or the process's float contractions (this one included) reach
@@ -336,8 +335,15 @@ def _by_blas(plan: Plan, packets: np.ndarray, held: np.ndarray, slots: tuple, ou
     if (w_range is None or not contract_blas.no_rounding(s_range, w_range, terms)
             or not contract_blas.pairs(h_of, which, stored.size, wt.shape[0])):
         return None
-    out = np.zeros((rows.count, plan.lanes, plan.slots, plan.out_cols), np.float32)
+    out = _accumulators(plan, rows, mem)
     return contract_blas.contract(parts, h_of, wt, which, tread, plan.read_elems, plan.g, out)
+
+
+def _accumulators(plan: Plan, rows: Any, mem: Any) -> np.ndarray:
+    """The zeroed float32 accumulators in the program's pooled scratch (fresh MiBs: a fault a page a run)."""
+    out = mem.scratch((rows.count, plan.lanes, plan.slots, plan.out_cols), np.float32)
+    out.fill(0)
+    return out
 
 
 def run_float(plan: Plan, stream: np.ndarray | Repeated, outer: Any, trf: Any, rows: Any, mem: Any) -> np.ndarray:
@@ -362,7 +368,7 @@ def run_float(plan: Plan, stream: np.ndarray | Repeated, outer: Any, trf: Any, r
     speculate = quads.shape[0] > 0 and packets.dtype == np.uint16 and known is None
     wt, which, w_range = _weight_operand(outer, trf, rows, mem, n_w, woffs, quads.shape[0] > 0, speculate)
     terms = plan.g * math.prod(plan.digits_summed())
-    out = np.zeros((rows.count, plan.lanes, plan.slots, plan.out_cols), np.float32)
+    out = _accumulators(plan, rows, mem)
     table = widen_table(outer.stream_type)
     per_row = isinstance(wt, tuple)  # each row's weights as codes, laid out by the kernel (`_weight_operand`)
     if per_row and speculate:
