@@ -4,6 +4,7 @@ with the way to install it."""
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 
@@ -21,3 +22,19 @@ def need(module: str, extra: str) -> None:
     """Skip (fail under CI) unless `module` can be imported; the `extra` installs it."""
     if importlib.util.find_spec(module) is None:
         missing(f"{module} is not installed", f"pip install -e '.[{extra}]', as .ci/run does")
+
+
+class Deferred:
+    """A module imported at its first attribute read, not when the test module is collected:
+    every xdist worker collects every test module, and torch (~2.6 CPU-s) and jax (~1.1) at
+    a test module's top were imported by each worker, while only the worker that runs those
+    tests needs them. `torch = Deferred("torch")` reads as the module does (`torch.int8`)."""
+
+    def __init__(self, module: str) -> None:
+        self._module = module
+
+    def __getattr__(self, name: str):
+        return getattr(importlib.import_module(self._module), name)
+
+    def __repr__(self) -> str:
+        return f"<deferred module {self._module}>"

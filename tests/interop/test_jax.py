@@ -7,17 +7,18 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from tests.optional_deps import need
+from tests.optional_deps import Deferred, need
 
 need("jax", "jax")
 
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-
 import npu_opt  # noqa: E402
-import npu_opt.jax as npu_jax  # noqa: E402
 from ir.errors import CompileError, NpuOptError  # noqa: E402
 from tests.interop import kernels  # noqa: E402
+
+# imported when a test first reads them, not at collection (tests/optional_deps.Deferred)
+jax = Deferred("jax")
+jnp = Deferred("jax.numpy")
+npu_jax = Deferred("npu_opt.jax")
 
 RNG = np.random.default_rng(570)
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from tests.optional_deps import need
+from tests.optional_deps import Deferred, need
 
 need("torch", "torch")
 
-import torch  # noqa: E402
-
-from examples.interop import quantized_mlp  # noqa: E402
+# imported when a test first reads them, not at collection (tests/optional_deps.Deferred)
+torch = Deferred("torch")
+quantized_mlp = Deferred("examples.interop.quantized_mlp")
 
 
 def test_quantized_layers_equal_an_integer_oracle() -> None:

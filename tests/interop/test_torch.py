@@ -12,17 +12,18 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from tests.optional_deps import need
+from tests.optional_deps import Deferred, need
 
 need("torch", "torch")
 
-import torch  # noqa: E402
-from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
-
 import npu_opt  # noqa: E402
-import npu_opt.torch as npu_torch  # noqa: E402
 from ir.errors import CompileError, NpuOptError  # noqa: E402
 from tests.interop import kernels  # noqa: E402
+
+# imported when a test first reads them, not at collection (tests/optional_deps.Deferred)
+torch = Deferred("torch")
+npu_torch = Deferred("npu_opt.torch")
+fake_tensor = Deferred("torch._subclasses.fake_tensor")
 
 RNG = np.random.default_rng(57)
 
@@ -101,7 +102,7 @@ def test_torch_compile_of_a_module_that_calls_the_op() -> None:
 
 def test_fx_tracing_uses_the_fake_implementation_only() -> None:
     op = npu_torch.op(kernels.bf16_twice)
-    with FakeTensorMode():
+    with fake_tensor.FakeTensorMode():
         x = torch.empty(64, 32, dtype=torch.bfloat16)
         rows, cols = op(x)
     assert (tuple(rows.shape), tuple(cols.shape), rows.dtype) == ((64, 32), (32, 64), torch.bfloat16)
@@ -156,14 +157,14 @@ def test_import_npu_opt_imports_neither_framework() -> None:
     assert out.stdout.strip() == "[]"
 
 
-TORCH_DTYPES = {"i8": torch.int8, "u8": torch.uint8, "i16": torch.int16, "i32": torch.int32,
-                "f32": torch.float32, "bf16": torch.bfloat16, "f8e4m3": torch.float8_e4m3fn,
-                "f8e5m2": torch.float8_e5m2}
+TORCH_DTYPES = {"i8": "int8", "u8": "uint8", "i16": "int16", "i32": "int32", "f32": "float32",
+                "bf16": "bfloat16", "f8e4m3": "float8_e4m3fn", "f8e5m2": "float8_e5m2"}
+"""npu-opt's dtype -> the name of torch's."""
 
 
 @pytest.mark.parametrize("name", sorted(kernels.COPIES))
 def test_every_dtype_crosses_bit_for_bit(name: str) -> None:
-    tdtype = TORCH_DTYPES[name]
+    tdtype = getattr(torch, TORCH_DTYPES[name])
     width = torch.empty(0, dtype=tdtype).element_size()
     bits = {1: torch.uint8, 2: torch.int16, 4: torch.int32}[width]
     raw = RNG.integers(0, 256, (64, 32 * width), dtype=np.uint8)
