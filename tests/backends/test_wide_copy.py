@@ -1,6 +1,6 @@
-"""Strided copies of short contiguous runs copied as wider words (backends/cpu/wide_copy.py):
-the same bytes as numpy's cell-by-cell copy, the widest word dividing every address and
-stride, unchanged where none does."""
+"""Strided copies of short contiguous runs copied as wider items (backends/cpu/wide_copy.py):
+the same bytes as numpy's cell-by-cell copy; a run of more than 8 bytes as one raw item,
+a shorter one as the widest word dividing every address and stride, unchanged where none does."""
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ def _pair(rng: np.random.Generator, dtype, shape: tuple[int, ...], run: int, shi
 
 @pytest.mark.parametrize("dtype, run, shift, word", [
     (ml_dtypes.bfloat16, 4, 0, 8),   # 4 bf16 cells: one 8-byte word a run
-    (np.float32, 8, 0, 8),           # 8 f32 cells: 4 words a run
+    (np.float32, 8, 0, 32),          # 8 f32 cells, 32 bytes: one raw item a run
+    (ml_dtypes.bfloat16, 8, 1, 16),  # 16 bytes at an odd cell: one raw item (it needs no alignment)
     (ml_dtypes.bfloat16, 3, 0, 2),   # 6 bytes: no wider word divides them
     (ml_dtypes.bfloat16, 4, 1, 2),   # 8 bytes but at an odd cell: not aligned to a wider word
     (ml_dtypes.bfloat16, 2, 0, 4),   # 4 bytes: one 4-byte word a run
