@@ -24,6 +24,7 @@ from backends.cpu import arena, compact, compact_moves, layout, moves
 from backends.cpu.compact import Compact
 from backends.cpu.options import DEFAULT, CpuOptions
 from backends.cpu.handlers import handles
+from backends.cpu.wide_copy import wide_runs
 
 __all__ = [
     "fetch_table_lookup", "fetch_cast", "fetch_zero_point_sub", "fetch_mask", "cast", "commit_cast", "widen",
@@ -154,13 +155,14 @@ def _cast_padded(op: Cast, buf: np.ndarray | Compact, owned: bool) -> np.ndarray
 
 def _place(out: np.ndarray, part: np.ndarray) -> None:
     """`out` (rows, Q), C-contiguous rows, set to the packets `part` (rows, P) padded with
-    zero: each packet copied as one item of its bytes and the tail zeroed a word column at a
-    time (a 2-D copy of 8-cell rows cost numpy 4 ms on drawn_s1_3's 4 MiB result)."""
+    zero: each packet copied as one item of its bytes (`wide_runs`) and the tail zeroed a
+    word column at a time (a 2-D copy of 8-cell rows cost numpy 4 ms on drawn_s1_3's 4 MiB
+    result)."""
     p, q, width = part.shape[1], out.shape[1], part.shape[1] * part.itemsize
-    if q % p or width % 8 or not out.flags.c_contiguous:
-        out[:, :p], out[:, p:] = part, 0
+    np.copyto(*wide_runs(out[:, :p], part))
+    if q * out.itemsize % 8 or width % 8 or not out.flags.c_contiguous:
+        out[:, p:] = 0
         return
-    out.view(f"V{width}")[:, 0] = part.view(f"V{width}")[:, 0]
     words = out.view(np.uint64)
     for w in range(width // 8, words.shape[1]):
         words[:, w] = 0

@@ -143,8 +143,8 @@ def _copied(src: np.ndarray | LazyRows) -> np.ndarray:
 
 
 def _operand_rows(buf: np.ndarray | LazyRows, t: StreamType | TrfType) -> np.ndarray | LazyRows:
-    """`_rows2d`, a `LazyRows` kept lazy when its live rows are evenly spaced or it maps
-    its rows to distinct ones (`row_of`)."""
+    """`_rows2d`, a `LazyRows` kept lazy: its live rows picked (a slice of them when evenly
+    spaced)."""
     if not isinstance(buf, LazyRows):
         return _rows2d(buf, t)
     buf = lazy_rows.filled(buf)  # padding cells held as none (a turned stream): its rows copied out
@@ -154,9 +154,9 @@ def _operand_rows(buf: np.ndarray | LazyRows, t: StreamType | TrfType) -> np.nda
     even = layout.even_rows(t)
     if even is not None:
         return buf.rows(even)
-    if buf.row_of is not None:  # the map picks any rows (a DMA's copies: no buffer of every row written)
-        return buf.rows(live)
-    return _rows2d(lazy_rows.materialize(buf), t)
+    # any live rows: the map picks them (a DMA's copies), or their base rows are copied (a
+    # row's input cells: never a buffer of every spatial row written, issue 61 first-run memory)
+    return buf.rows(live)
 
 
 def _widened(rows2d: np.ndarray, dtype: DType) -> np.ndarray:
@@ -290,7 +290,7 @@ def serial_fold(packed: Packed, order: np.ndarray, skip: np.ndarray, result: CSt
     return layout.from_rows(acc, result)
 
 
-@handles(ContractTime, options=True, makes_compact=True)
+@handles(ContractTime, options=True, makes_compact=True, memo=True)  # widened operands kept
 def contract_time(op: ContractTime, y: np.ndarray | Packed, options: CpuOptions = DEFAULT,
                   compact: bool = False) -> np.ndarray | Compact:
     """docs/machine/contraction.md: acc = +0; acc ⊕= Y[o] for every live o in stream order.

@@ -35,7 +35,7 @@ from ir.vrf_ops import ToVrf
 
 from ir.regions import LoopRun, closes_region, extend_reads, loops
 from ir.runtime_ops import GuardBegin, GuardEnd
-from backends.cpu import arena, compact, compact_moves, layout, lazy_rows, moves, row_classes, runtime, uninit
+from backends.cpu import arena, compact, compact_moves, layout, lazy_rows, moves, row_classes, run_memo, runtime, uninit
 from backends.cpu.lru import ByObject
 from backends.cpu.scratch import Scratch, memory
 from backends.cpu.handlers import HANDLERS, handles, takes_compact, takes_lazy
@@ -230,6 +230,22 @@ def _carried(steps: Sequence[_Step], spans: Sequence[Any]) -> set[int]:
     return found
 
 
+_MEMO_ENDS: ByObject[int] = ByObject()
+
+
+def _memo_end(kernel: Kernel) -> int:
+    """The position after which no step of a run of `kernel` reads the run's memo
+    (backends/cpu/run_memo.py): its last step whose handler keeps results there
+    (`handles(memo=True)`), or the end of the outermost loop holding it (a later iteration
+    reads them again); -1 when there is none. Kept per kernel object."""
+    found = _MEMO_ENDS.get(kernel)
+    if found is None:
+        at = max((k for k, op in enumerate(kernel.ops)
+                  if HANDLERS.get(type(op)) is not None and HANDLERS.facts(type(op)).get("memo")), default=-1)
+        found = _MEMO_ENDS.put(kernel, max([at, *(r.end for r in loops(kernel.ops) if r.holds(at))]))
+    return found
+
+
 _FAULTS: ByObject[bool] = ByObject()
 
 
@@ -330,9 +346,13 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray], options: CpuOpti
     guards = runtime.Guards()  # open `ctx.when` blocks (docs/runtime.md)
     steps, rolled = _steps(kernel), _rolled(kernel)  # rolled loops (docs/loops.md) walk a body again
     handlers: dict[type, tuple[Any, dict[str, Any]]] = {}  # looked up once per run (a test may swap one)
+    memo_end = _memo_end(kernel)  # past it, the run's kept results are read no more: dropped
     position = -1
     while position + 1 < len(steps):
         op = (step := steps[position := position + 1]).op
+        if position > memo_end >= 0:
+            run_memo.forget_all()  # their buffers given back for the rest of the run
+            memo_end = -1
         if isinstance(op, Param):
             env[step.result] = params[op.index]
             continue

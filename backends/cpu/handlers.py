@@ -47,13 +47,15 @@ def handles(*op_classes: type, options: bool = False,
             lazy: bool | Callable[[Any], bool] = False,
             donate: int | None = None, compact: bool = False,
             makes_compact: bool = False, faults: bool = False,
-            gathers: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+            gathers: bool = False, memo: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare `fn` as the cpu handler of `op_classes`; `faults`: it may raise an error its
     operands' values decide (then no in-out array is written in place: backends/cpu/executor.py);
     `gathers`: it takes lazy operands but gathers new rows from them, passing no form on
-    (what its consumers read does not decide what its operands are made as: `compact.read_full`)."""
+    (what its consumers read does not decide what its operands are made as: `compact.read_full`);
+    `memo`: it keeps and reads results in the run's memo (backends/cpu/run_memo.py), which the
+    executor drops once no later step of the run has such a handler."""
     return HANDLERS.declare(*op_classes, options=options, lazy=lazy, donate=donate, compact=compact,
-                            makes_compact=makes_compact, faults=faults, gathers=gathers)
+                            makes_compact=makes_compact, faults=faults, gathers=gathers, memo=memo)
 
 
 def takes_options(op_cls: type) -> bool:

@@ -16,7 +16,10 @@ reports the write); a handler writing any other buffer it did not make would lea
 result stale, and nothing would say so.
 
 Entries live in the arena, so they end with the run (`Arena.release`), and a nested run or
-a run on another thread has its own; outside a run (no arena) nothing is kept.
+a run on another thread has its own; outside a run (no arena) nothing is kept. The executor
+drops them all earlier (`forget_all`) once no later step of the run can read them (issue 61,
+first-run memory: a kernel's widened operands were held to its end, 4.4 MiB of scratch
+beside `drawn_s1_3`'s commit and tile write).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import numpy as np
 
 from backends.cpu import arena
 
-__all__ = ["get", "put", "forget", "stamp"]
+__all__ = ["get", "put", "forget", "forget_all", "stamp"]
 
 
 def stamp(array: np.ndarray, run: arena.Arena) -> tuple:
@@ -73,3 +76,15 @@ def forget(kind: str) -> None:
     old = None if run is None else run.memo.pop(kind, None)
     if old is not None and old[4] is not None:
         old[4](old[3])
+
+
+def forget_all() -> None:
+    """Drop every entry of the current run now (each one's `drop` called): no later step
+    reads them (backends/cpu/executor.py), so their buffers serve the run's next requests."""
+    run = arena.current()
+    if run is None:
+        return
+    entries, run.memo = run.memo, {}
+    for old in entries.values():
+        if old[4] is not None:
+            old[4](old[3])

@@ -147,3 +147,23 @@ def test_a_form_with_padding_cells_reads_zero_there_and_composes_only_past_them(
     np.testing.assert_array_equal(lazy_rows.materialize(lazy_rows.LazyRows(base, got, 6, (2, 6))), base)
     over = np.array([0, 1, 2, 4, 5, 6])  # a padding cell of each of two packets
     assert lazy_rows.compose_form(lambda: (over.__getitem__, 6, None), lazy, ("over", 6)) is None
+
+
+def test_a_contraction_reads_unevenly_spaced_live_rows_without_a_buffer_of_every_row(monkeypatch) -> None:
+    # issue 61, first-run memory (drawn_s2_6: 48 KiB of tensors, 7.3 MiB of growth): the stream's
+    # live rows (4 batch elements side by side, on 1/32 of the slices) are not evenly spaced, and
+    # the contraction copied out every spatial row of it, 4 MiB, to pick them; now their base rows only
+    from backends.cpu import arena
+    from benchmarks.drawn_kernels import pinned
+    d = pinned("uneven_rows", "out[b,n,m] = a[b,m,k] * w[b,n,k]", "i8:i32", {"b": 4, "k": 128, "m": 32, "n": 32},
+               dict(placement="2x1 of 16x32, 4 batch elements side by side, on 1/32 of the slices, w by switch",
+                    trf="a", packet=32, pieces=1), "batched")
+    taken: list[int] = []
+    take = arena.Arena.take
+    monkeypatch.setattr(arena.Arena, "take", lambda self, shape, dtype, note=None:
+                        taken.append(int(np.prod(shape)) * np.dtype(dtype).itemsize) or take(self, shape, dtype, note))
+    a, w, out = d.inputs(np.random.default_rng(8))
+    CpuBackend(CpuOptions(threads=1)).run(d.kernel, (a, w, out))
+    want = np.einsum("bmk,bnk->bnm", a.astype(np.int64), w.astype(np.int64)).astype(np.int32)
+    assert np.array_equal(out, want)
+    assert taken == []  # was one 4 MiB buffer

@@ -4,6 +4,7 @@ never used once the memory it was computed from was handed out again or written 
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from backends.cpu import CpuBackend, CpuOptions, arena, contract_blas, contract_fast, executor, run_memo
@@ -149,3 +150,53 @@ def test_a_large_widened_operand_is_kept_and_its_memory_taken_by_the_next_wideni
         third = contract_blas._widened_kept("w", other, gather, None)
         assert len(widened) == 2 and third[0].ctypes.data == address
         assert np.array_equal(third[0].view(np.uint32), np.full((4, 1, 64, 1024), 3 << 16, np.uint32))
+
+
+def _memo_sizes(monkeypatch) -> list[tuple[str, int]]:
+    """(op class name, entries in the run's memo when its handler is called) of every op a run executes."""
+    seen: list[tuple[str, int]] = []
+    find = executor._handler
+
+    def spied(op_cls, found):
+        handler, facts = find(op_cls, found)
+        if handler is None:
+            return handler, facts
+        return (lambda op, *a, **k: seen.append((type(op).__name__, len(arena.current().memo))) or handler(op, *a, **k)), \
+            facts
+    monkeypatch.setattr(executor, "_handler", spied)
+    return seen
+
+
+# issue 61's drawn_s1_3 at a smaller n: one contraction, its bf16 result cast, committed and written
+ONE = pinned("memo_one", "out[m,n] = a[m,k] * w[k,n]", "bf16:bf16", {"k": 32, "m": 512, "n": 512},
+             dict(placement="4x4 of 128x128, on 1/4 of the slices", trf="a", packet=16, pieces=2), "tiled",
+             transpose="device")
+
+
+def test_kept_results_are_dropped_once_no_later_step_contracts(monkeypatch) -> None:
+    # issue 61, first-run memory: the widened operands were held to the end of the run (4.4 MiB
+    # beside drawn_s1_3's commit and tile write); the steps after the last contraction find none
+    seen = _memo_sizes(monkeypatch)
+    arrays = ONE.inputs(np.random.default_rng(6))
+    want = ONE.oracle(*arrays[:-1], arrays[-1])
+    CpuBackend(CpuOptions(threads=1, blas_threads=1)).run(ONE.kernel, tuple(arrays))
+    np.testing.assert_array_equal(arrays[-1].view(np.uint16), np.asarray(want, ml_dtypes.bfloat16).view(np.uint16))
+    last = max(k for k, (name, _) in enumerate(seen) if name == "ContractTime")
+    assert seen[last + 1:] and all(n == 0 for _, n in seen[last + 1:])
+
+
+def test_a_rolled_loop_keeps_them_for_its_next_iterations(monkeypatch) -> None:
+    # the stationary operand's widening, kept while the loop may contract again (its last
+    # contraction is not the run's last reader: the loop's end is)
+    from tests.loops import kernels as K
+    seen = _memo_sizes(monkeypatch)
+    widened = _counted(monkeypatch, contract_blas, "_widened")
+    rng = np.random.default_rng(7)
+    a = rng.integers(-4, 5, (512 * K.T, 128)).astype(ml_dtypes.bfloat16)  # small integers: every sum exact
+    w = rng.integers(-4, 5, (512, 128)).astype(ml_dtypes.bfloat16)
+    out = np.zeros((512 * K.T, 512), np.float32)
+    CpuBackend(CpuOptions(threads=1, blas_threads=1)).run(K.gemm_bf16_rolled, (a, w, out))
+    np.testing.assert_array_equal(out, (a.astype(np.float64) @ w.astype(np.float64).T).astype(np.float32))
+    at = [k for k, (name, _) in enumerate(seen) if name == "ContractTime"]
+    assert len(at) == K.T and all(seen[k][1] > 0 for k in at[1:])  # found by the later iterations
+    assert len(widened) == 1 + K.T  # the TRF operand once, each tile of `a`
