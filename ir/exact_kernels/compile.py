@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import threading
 from hashlib import sha256
 from pathlib import Path
 from typing import Any
@@ -91,6 +92,7 @@ def njit(module: Any, fn: Any, inline: str = "never") -> Any:
 
 
 _DONE: dict[str, dict[str, Any]] = {}
+_LOCK = threading.Lock()   # one thread compiles a module; another asking meanwhile waits for its kernels
 
 
 def compiled(*spaces: dict[str, Any]) -> dict[str, Any] | None:
@@ -103,12 +105,19 @@ def compiled(*spaces: dict[str, Any]) -> dict[str, Any] | None:
     out: dict[str, Any] = {}
     for space in spaces:
         if space["__name__"] not in _DONE:
-            if "build" in space:
-                space["build"](module)
-            python = {name: space[name] for name in space["ORDER"]}
-            done = {}
-            for name in space["ORDER"]:
-                space[name] = done[name] = njit(module, python[name], "always" if name in space["INLINE"] else "never")
-            _DONE[space["__name__"]] = done
+            with _LOCK:   # rebinding the names half way, a second thread would compile compiled ones
+                if space["__name__"] not in _DONE:
+                    _compile(module, space)
         out.update(_DONE[space["__name__"]])
     return out
+
+
+def _compile(module: Any, space: dict[str, Any]) -> None:
+    """Compile one kernel module's `ORDER`, rebinding each name, into `_DONE`."""
+    if "build" in space:
+        space["build"](module)
+    python = {name: space[name] for name in space["ORDER"]}
+    done = {}
+    for name in space["ORDER"]:
+        space[name] = done[name] = njit(module, python[name], "always" if name in space["INLINE"] else "never")
+    _DONE[space["__name__"]] = done

@@ -129,3 +129,56 @@ def test_the_bf16_scan_is_numpy(fill):
     assert tuple(map(int, kernels["bf16_bounds"](codes, 0, codes.size, 0, np.uint16(0), np.uint16(0xFFFF)))) == want
     wide = codes.astype(np.uint32) << np.uint32(16) | np.uint32(0x1234)
     assert tuple(map(int, kernels["bf16_bounds"](wide, 0, wide.size, 16, np.uint16(0), np.uint16(0xFFFF)))) == want
+
+
+def test_two_threads_compiling_a_module_at_once_both_get_its_kernels(monkeypatch):
+    # Two interpreter or cpu runs on two threads reaching their first compiled contraction together:
+    # the second must not compile the names the first has already rebound to compiled kernels (numba
+    # refuses a jitted function, TypeError) but wait for the module's kernels. A stand-in numba: the
+    # first thread stops in the middle of the module (f rebound, g not compiled) while the second asks.
+    import threading
+
+    class Jitted:
+        def __init__(self, fn):
+            self.fn = fn
+
+    in_g, second_done = threading.Event(), threading.Event()
+
+    def njit(**_):
+        def wrap(fn):
+            if isinstance(fn, Jitted):
+                raise TypeError("a jit decorator was called on an already jitted function")
+            if fn.__name__ == "g" and threading.current_thread() is first:
+                in_g.set()
+                second_done.wait(0.2)   # the second thread's call fails meanwhile, or waits for this one
+            return Jitted(fn)
+        return wrap
+
+    def f():
+        return 1
+
+    def g():
+        return 2
+
+    space = {"__name__": "tests.fake_kernels", "ORDER": ("f", "g"), "INLINE": (), "f": f, "g": g}
+    monkeypatch.setattr(kernels_compile, "numba", lambda: type("FakeNumba", (), {"njit": staticmethod(njit)}))
+    monkeypatch.setattr(kernels_compile, "_DONE", {})
+    got: dict[str, object] = {}
+
+    def ask(who: str) -> None:
+        try:
+            got[who] = kernels_compile.compiled(space)
+        except TypeError as e:
+            got[who] = e
+        finally:
+            if who == "second":
+                second_done.set()
+
+    first = threading.Thread(target=ask, args=("first",))
+    first.start()
+    assert in_g.wait(5)
+    second = threading.Thread(target=ask, args=("second",))
+    second.start()
+    first.join(5), second.join(5)
+    assert isinstance(got["first"], dict) and got["second"] == got["first"]
+    assert [k.fn for k in got["first"].values()] == [f, g]
