@@ -225,10 +225,14 @@ def _bits(out) -> list[np.ndarray]:
     return [np.asarray(o).view(f"u{np.asarray(o).dtype.itemsize}") for o in outs]
 
 
+_DENSE: dict[object, list] = {}  # dense results shared by tests that run the same kernel on the same data
+
+
 def fast_and_dense(monkeypatch: pytest.MonkeyPatch, kern, *args,
-                   options: CpuOptions = CpuOptions()) -> tuple[list, list]:
+                   options: CpuOptions = CpuOptions(), share: object = None) -> tuple[list, list]:
     """The kernel's results by the fast path (which must not fall back to the dense one)
-    and by the dense path alone."""
+    and by the dense path alone (computed once per `share` key when one is given: the
+    dense path's options never vary, so only the data and the kernel name its result)."""
     dense = contract._packet_dense
 
     def refuse(*a, **k):
@@ -237,10 +241,14 @@ def fast_and_dense(monkeypatch: pytest.MonkeyPatch, kern, *args,
     with monkeypatch.context() as mp:
         mp.setattr(contract, "_packet_dense", refuse)
         fast = CpuBackend(options).run(kern, args)
+    if share is not None and share in _DENSE:
+        return _bits(fast), _DENSE[share]
     with monkeypatch.context() as mp:
         mp.setattr(contract, "_packet_dense", dense)
-        slow = CpuBackend(CpuOptions(fast_contract=False)).run(kern, args)
-    return _bits(fast), _bits(slow)
+        slow = _bits(CpuBackend(CpuOptions(fast_contract=False)).run(kern, args))
+    if share is not None:
+        _DENSE[share] = slow
+    return _bits(fast), slow
 
 
 def assert_same(fast: list, slow: list) -> None:
@@ -331,7 +339,8 @@ def test_threads_do_not_change_results(monkeypatch: pytest.MonkeyPatch, threads:
     for kind in ("uniform", "special"):
         a, b = bf16_data(rng, (512, 64), kind), bf16_data(rng, (512, 64), kind)
         assert_same(*fast_and_dense(monkeypatch, example("gemm", "gemm_kernel"), a, b,
-                                    options=CpuOptions(threads=threads, jit=False)))
+                                    options=CpuOptions(threads=threads, jit=False),
+                                    share=("threads", kind)))  # the same data for every thread count
     assert len(tasks) > 2 * threads
 
 
