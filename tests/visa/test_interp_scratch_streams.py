@@ -16,7 +16,7 @@ from tests.tu_ops.builders import gemm
 from tests.visa.samples import cast_kernel
 from tu_ops.program import TuProgram
 from tu_ops.target import get_target
-from visa.interp import drain, execute
+from visa.interp import drain, execute, values
 from visa.interp.fast import contract_jit, pool
 from visa.interp.memory import Memory
 
@@ -78,3 +78,17 @@ def test_float_accumulators_come_from_scratch_and_start_zero(monkeypatch):
     got = execute(gemm("bf16"), [a.astype(ml_dtypes.bfloat16), w.astype(ml_dtypes.bfloat16)])
     assert any(len(s) == 4 and d == np.float32 for s, d in asked)   # (rows, lanes, slots, columns)
     assert np.array_equal(got, (a.astype(np.float64) @ w.T.astype(np.float64)).astype(np.float32))
+
+
+def test_a_cast_zeroes_a_tail_its_output_type_pads_once():
+    """`J # 16` over J = 8 pads cells 8..15 (and only those): the output type's padding
+    alone zeroes the tail of a poisoned pooled array."""
+    cast = _op(cast_kernel(), "cast_op")
+    packet, n = cast.output_type.packet, cast.valid_elems
+    assert n == 8 and [values.pads_from(packet, k) for k in (7, 8, 12)] == [False, True, True]
+    rows, steps = 2, cast.output_type.time.size
+    stale = _poisoned((rows, steps, 16), np.uint16)
+    x = np.random.default_rng(6).standard_normal((rows, steps, n)).astype(np.float32)
+    got = drain.run_cast(cast, x.view(np.uint32), Memory(get_target("rngd")))
+    assert np.shares_memory(got, stale)
+    assert np.array_equal(got[..., :n], narrow_bf16(x.view(np.uint32))) and not got[..., n:].any()

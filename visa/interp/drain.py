@@ -39,7 +39,7 @@ from visa.interp.memory import Memory, scatter
 from visa.interp.rows import Rows, slice_grid
 from visa.interp.steps import ProgramState, runs
 from visa.interp.strided import flat_walk, injective, view
-from visa.interp.values import padded, raw_dtype, to_raw, value_dtype, zero_pad
+from visa.interp.values import padded, pads_from, raw_dtype, to_raw, value_dtype, zero_pad
 from ir.words import a_an
 
 __all__ = ["run_lane_fold", "run_cast", "run_commit"]
@@ -94,7 +94,8 @@ def run_cast(op: Any, stream: np.ndarray, mem: Memory) -> np.ndarray:
     check(1 <= n <= min(stream.shape[-1], flit), f"valid_elems {n} of {a_an(stream.shape[-1])}-cell packet", op)
     cells = stream[..., :n].reshape(-1, n)
     out = mem.scratch((*stream.shape[:2], flit), value_dtype(dst))
-    out[..., n:] = 0
+    if not pads_from(op.output_type.packet, n):   # else `_padded` zeroes the tail: once is enough
+        out[..., n:] = 0
     fast = shortcut("narrow_bf16") if (src.value, dst.value) == ("f32", "bf16") else None
     found = None if fast is None else fast(cells, False)
     if found is not None:     # (f32, bf16) is a Cast Engine pair: nothing to refuse

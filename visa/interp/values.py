@@ -26,7 +26,7 @@ from visa.interp.errors import InterpError, check
 
 __all__ = ["convert_chain", 
     "value_dtype", "raw_dtype", "to_raw", "from_raw", "to_bytes", "from_bytes", "pad_mask",
-    "zero_padding", "zero_pad", "padded", "widen", "CELL_DTYPES",
+    "zero_padding", "zero_pad", "padded", "pads_from", "widen", "CELL_DTYPES",
 ]
 
 _STAGING = {DType.I5: np.dtype(np.int8), DType.I9: np.dtype(np.int16)}
@@ -137,6 +137,12 @@ def _runs(mapping: Mapping) -> tuple[Any, ...]:
 def padded(*mappings: Mapping) -> bool:
     """Does any of `mappings` have a padded position (is `zero_pad` over them a no-op)?"""
     return any(_runs(mp) for mp in mappings)
+
+
+@functools.lru_cache(maxsize=1024)
+def pads_from(mapping: Mapping, n: int) -> bool:
+    """Are positions n.. of `mapping` all padding (does `zero_pad` over it zero them)?"""
+    return bool(_mask(mapping)[n:].all())
 
 
 def zero_pad(values: np.ndarray, *mappings: Mapping) -> np.ndarray:

@@ -126,19 +126,55 @@ def contract(parts: list, h_of: np.ndarray, wt: np.ndarray, which: np.ndarray, t
     s_rows, w_rows, place = grid
     n_p, ns, nw = s_rows.shape[0], s_rows.shape[1], w_rows.shape[1]
     part, si, wi = place // (ns * nw), place // nw % ns, place % nw
+    in_order = (place.size == out.shape[0] == n_p * ns * nw and out.flags.c_contiguous
+                and np.array_equal(place, np.arange(place.size)))
     for j, (slots, sc, _, tc, t_reps), a in parts:
         w_idx = (tread[t_reps][:, :, None] * rr + (j * g + leaves) % rr).reshape(t_reps.size, -1)
         # b[p, e, t, w, lane] = wt[w_rows[p, w], w_idx[t, e], lane]: one take of whole lane rows
         at_w = w_rows[:, None, None, :] * wt.shape[1] + w_idx.T[None, :, :, None]
         b = np.take(wt.reshape(-1, lanes), at_w, axis=0).reshape(n_p, w_idx.shape[1], -1)
-        lhs = widen_codes(a[s_rows]).reshape(n_p, -1, w_idx.shape[1])
+        lhs = widen_codes(_rows(a, s_rows)).reshape(n_p, -1, w_idx.shape[1])
         res = (lhs @ b).reshape(n_p, ns, a.shape[1], t_reps.size, nw, lanes)
+        at = sc * t_reps.size + tc                             # each slot among the classes' pairs
+        if in_order and slots.size == out.shape[2] and np.array_equal(at, np.arange(at.size)):
+            # row r is pair r and slot s pair s: the products land in place, +0 added on the way
+            dest = out.reshape(n_p, ns, nw, lanes, a.shape[1], t_reps.size, -1)[..., j]
+            np.add(res.transpose(0, 1, 4, 5, 2, 3), np.float32(0), out=dest)   # a -0 sum is +0
+            continue
         by_pair = res[part, si, :, :, wi]                      # (rows, stream classes, TRF classes, lanes)
         np.add(by_pair, np.float32(0), out=by_pair)            # a -0 sum is +0
-        at = sc * t_reps.size + tc                             # each slot among the classes' pairs
         picked = by_pair.reshape(h_of.size, -1, lanes)
         if at.size == picked.shape[1] and np.array_equal(at, np.arange(at.size)) and slots.size == out.shape[2]:
             out[:, :, :, j] = picked.transpose(0, 2, 1)
         else:
             out[:, :, slots, j] = picked[:, at].transpose(0, 2, 1)
     return out
+
+
+def _affine(idx: np.ndarray) -> tuple[int, int, int] | None:
+    """(base, step along axis 0, step along axis 1) when idx[i, k] == base + i s0 + k s1 for
+    the 2-D integers `idx`, else None."""
+    if idx.size == 0:
+        return None
+    base = int(idx[0, 0])
+    s0 = int(idx[1, 0]) - base if idx.shape[0] > 1 else 0
+    s1 = int(idx[0, 1]) - base if idx.shape[1] > 1 else 0
+    grid = base + s0 * np.arange(idx.shape[0])[:, None] + s1 * np.arange(idx.shape[1])
+    return (base, s0, s1) if np.array_equal(idx, grid) else None
+
+
+def _in_range(idx: np.ndarray, n: int) -> bool:
+    return idx.size > 0 and int(idx.min()) >= 0 and int(idx.max()) < n
+
+
+def _rows(a: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """a[rows] (rows 2-D): a strided view when the rows step evenly along both axes (the
+    parts of a grid: 0..15, 16..31), else the gathered copy."""
+    form = _affine(rows) if _in_range(rows, a.shape[0]) else None
+    if form is None:
+        return a[rows]
+    base, s0, s1 = form
+    st = a.strides
+    return np.lib.stride_tricks.as_strided(a[base:], (*rows.shape, *a.shape[1:]), (s0 * st[0], s1 * st[0], *st[1:]),
+                                           writeable=False)
+

@@ -1,0 +1,53 @@
+"""The float32-matmul contraction (visa/interp/fast/contract_blas.py) on a plain grid: the
+stream rows of each part read as a strided view and the products written straight into
+the accumulators. Checked against numpy (fancy indexing, float64 sums of small integers)
+and against the same call with accumulators the in-place write cannot take."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from visa.interp.fast import contract_blas
+
+
+@pytest.mark.parametrize("rows", [np.arange(12).reshape(3, 4), np.arange(1, 12, 2).reshape(2, 3),
+                                  np.array([[9, 7, 5], [3, 1, -1]]) + 1, np.array([[4]]),
+                                  np.array([[0, 2, 1], [3, 5, 4]])])
+def test_grid_rows_are_the_gathered_rows(rows: np.ndarray) -> None:
+    a = np.random.default_rng(1).integers(0, 1 << 16, (12, 3, 5)).astype(np.uint16)
+    got = contract_blas._rows(a, rows)
+    assert got.shape == a[rows].shape and np.array_equal(got, a[rows])
+    steps_evenly = rows.shape != (2, 3) or rows[0, 1] - rows[0, 0] == rows[0, 2] - rows[0, 1]
+    assert np.shares_memory(got, a) == steps_evenly     # a view exactly when the rows step evenly
+
+
+def _case(order: str):
+    """A 2 x 2 grid of (stream row, TRF operand) pairs, 1 stream class x 2 TRF classes of
+    slots, 2 steps of 4 leaves, 3 lanes; small integers, one stream row all -0."""
+    rng = np.random.default_rng(5)
+    g, rr, lanes, steps = 4, 4, 3, 2
+    h_of, which = np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1])
+    vals = rng.integers(-6, 7, (2, 1, steps * g)).astype(np.float32)
+    vals[1] = -0.0
+    codes = vals.astype(ml_dtypes.bfloat16).view(np.uint16)
+    wt = rng.integers(-6, 7, (2, 4 * rr, lanes)).astype(np.float32)
+    tread = np.array([[0, 1], [2, 3]])
+    slots, sc, tc, t_reps = np.arange(2), np.zeros(2, np.int64), np.arange(2), np.arange(2)
+    parts = [(0, (slots, sc, np.zeros(1, np.int64), tc, t_reps), codes)]
+    out = np.zeros((4, lanes, 2, 1), np.float32, order=order)
+    w_idx = (tread[:, :, None] * rr + np.arange(g)).reshape(2, -1)        # (TRF class, element)
+    want = np.einsum("re,rtel->rlt", vals[h_of, 0].astype(np.float64),
+                     wt[which][:, w_idx].astype(np.float64)).astype(np.float32)[..., None] + np.float32(0)
+    return (parts, h_of, wt, which, tread, rr, g, out), want
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_the_products_land_on_their_rows_and_slots(order: str) -> None:
+    """C: the in-place write; F (not C-contiguous): the picking path. Both the numpy sums,
+    +0 (bits 0) where every product is -0."""
+    args, want = _case(order)
+    got = contract_blas.contract(*args)
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert not got[2:].view(np.uint32).any()
