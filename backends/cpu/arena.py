@@ -10,8 +10,10 @@ the scope ends; the next scope of the same arena hands the same memory out again
 not ask for are let go at its end). Within a run, the executor gives a buffer back
 (`give_back`) once the value it holds is read for the last time and nothing still held
 shares its memory, so a kernel of many tiles reuses one tile's scratch instead of holding
-every tile's at once. At the end of a run at most `KEEP_BYTES` are kept; the rest goes
-back to the allocator (a big kernel's memory is returned after its run).
+every tile's at once. Before a tile is written into memory not the arena's, the free
+buffers this run allocated give up their pages (`make_room`), so a first run's peak does
+not hold them beside that memory. At the end of a run at most `KEEP_BYTES` are kept; the
+rest goes back to the allocator (a big kernel's memory is returned after its run).
 
 Safe because: the executor never writes a buffer after the handler that made it
 returned (but for a handler it hands the buffer over to, which writes it in place: the
@@ -30,9 +32,11 @@ so it ends with the run.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import math
+import mmap
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -45,7 +49,7 @@ except ImportError:  # pragma: no cover - a numpy without the switch: its defaul
         return enabled
 
 __all__ = ["Arena", "scope", "current", "empty", "empty_noted", "forget_note", "zeros", "memory_owner", "written",
-           "owned_root", "give_back", "give_back_raw", "sparse_zeros", "MIN_BYTES", "KEEP_BYTES"]
+           "owned_root", "give_back", "give_back_raw", "sparse_zeros", "make_room", "MIN_BYTES", "KEEP_BYTES"]
 
 MIN_BYTES = 1 << 20
 KEEP_BYTES = 256 << 20
@@ -84,6 +88,7 @@ class Arena:
         # written it in place (`written`); backends/cpu/run_memo.py keeps results while it stands still
         self.writes: dict[int, int] = {}
         self.memo: dict[object, object] = {}  # backends/cpu/run_memo.py's entries, for this run only
+        self.fresh: set[int] = set()  # by id: the buffers this run allocated (none an earlier run kept)
 
     def take(self, shape: tuple[int, ...], dtype: np.dtype, note: object = None) -> tuple[np.ndarray, bool]:
         """(a buffer of `shape`, whether it still holds what `note` promises): with a `note`,
@@ -96,7 +101,11 @@ class Arena:
         pool = self.free.get(nbytes) or (self._larger(nbytes) if note is None else [])
         kept = [i for i, r in enumerate(pool) if note is not None and self.notes.get(id(r)) == note]
         plain = [i for i, r in enumerate(pool) if id(r) not in self.notes]  # else one whose note no one needs now
-        raw = pool.pop((kept or plain or [-1])[-1]) if pool else np.empty(nbytes, np.uint8)
+        if pool:
+            raw = pool.pop((kept or plain or [-1])[-1])
+        else:
+            raw = np.empty(nbytes, np.uint8)
+            self.fresh.add(id(raw))
         self.used.append(raw)
         self.writes[id(raw)] = self.writes.get(id(raw), 0) + 1  # new contents from here on
         _forget(raw)
@@ -128,6 +137,26 @@ class Arena:
                 return True
         return False
 
+    def make_room(self, nbytes: int) -> int:
+        """Let the system take back the pages of up to `nbytes` of free buffers this run
+        allocated and holds no note for (their contents are dead: given back, never read
+        again), before the run first writes `nbytes` of memory not its own (a tile written
+        into the caller's result): the run's peak then does not hold both (issue 61,
+        first-run memory). Only a run's fresh buffers, whose pages this run faulted in
+        anyway: a later run takes them from the pool and faults them once more, then
+        keeps them (no buffer an earlier run kept is dropped, so steady runs pay nothing).
+        The bytes dropped; 0 where the system has no `madvise`."""
+        dropped = 0
+        for size in sorted(self.free, reverse=True):
+            for raw in self.free[size]:
+                if dropped >= nbytes:
+                    return dropped
+                if id(raw) in self.fresh and id(raw) not in self.notes and _drop_pages(raw):
+                    self.fresh.discard(id(raw))  # its pages are gone: not dropped twice
+                    self.writes[id(raw)] = self.writes.get(id(raw), 0) + 1  # its contents changed (now zero)
+                    dropped += raw.nbytes
+        return dropped
+
     def release(self) -> None:
         """Take back this run's buffers, at most `KEEP_BYTES` of them (the largest requests
         first go back to the allocator); those it did not ask for are let go."""
@@ -142,9 +171,50 @@ class Arena:
                 kept += raw.nbytes
                 self.free.setdefault(raw.nbytes, []).append(raw)
         self.used = []
-        self.memo, self.writes = {}, {}
+        self.memo, self.writes, self.fresh = {}, {}, set()
         alive = {id(raw) for pool in self.free.values() for raw in pool}
         self.notes = {k: v for k, v in self.notes.items() if k in alive}
+
+
+_MADV_DONTNEED = getattr(mmap, "MADV_DONTNEED", None)
+
+
+def _madvise() -> Callable[[int, int, int], int] | None:
+    """libc's `madvise`, or None where the system has none (then nothing is dropped)."""
+    try:
+        found = ctypes.CDLL(None, use_errno=True).madvise
+    except (OSError, AttributeError):  # pragma: no cover - a system without madvise
+        return None
+    found.argtypes, found.restype = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int], ctypes.c_int
+    return found
+
+
+_MADVISE = _madvise()
+
+
+def _drop_pages(raw: np.ndarray) -> bool:
+    """`madvise(MADV_DONTNEED)` on the whole pages inside `raw`'s memory (private anonymous
+    memory: the system frees them and maps zero pages on the next touch; the partial pages
+    at either end, which may hold the allocator's own data, are kept). Whether it did."""
+    if _MADVISE is None or _MADV_DONTNEED is None:
+        return False
+    page = mmap.PAGESIZE
+    start = raw.__array_interface__["data"][0]
+    lo, hi = -(-start // page) * page, (start + raw.nbytes) // page * page
+    return hi > lo and _MADVISE(lo, hi - lo, _MADV_DONTNEED) == 0
+
+
+def make_room(into: np.ndarray, nbytes: int) -> int:
+    """`Arena.make_room(nbytes)` of the current arena before `nbytes` of `into` are written,
+    when `into`'s memory is not one of the arena's buffers (those it reuses are resident
+    already); 0 otherwise."""
+    arena = getattr(_LOCAL, "arena", None)
+    if arena is None:
+        return 0
+    owner = memory_owner(into)
+    if any(owner is raw for raw in arena.used) or any(owner is raw for pool in arena.free.values() for raw in pool):
+        return 0
+    return arena.make_room(nbytes)
 
 
 def _forget(raw: np.ndarray) -> None:

@@ -287,6 +287,8 @@ def to_view(op: ToView, src: np.ndarray | Compact, into: np.ndarray, start: np.n
         whole = into.full()        # a buffer of this handler's own (then written in place)
         owned, into = not np.may_share_memory(whole, into.base), whole
     out = into if owned else _copy(into)
+    if owned:  # written in place: a first write of memory not the arena's may fault its pages in
+        arena.make_room(out, min(out.nbytes, math.prod(layout.shape_of(op.view)) * out.itemsize))
     if isinstance(src, Compact):
         if options.fast_moves and _direct_live(op, offset, src, out):
             return out

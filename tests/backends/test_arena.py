@@ -4,6 +4,7 @@ buffers, and row classes recorded for a buffer do not outlive its run."""
 
 from __future__ import annotations
 
+import mmap
 import threading
 
 import numpy as np
@@ -256,3 +257,43 @@ def test_a_request_no_free_buffer_fits_exactly_takes_one_up_to_twice_its_size():
         assert _address(noted) != where and not kept
     with arena.scope(scratch):
         assert _address(arena.empty(big, np.int32)) == where        # kept for the next run
+
+
+def test_make_room_gives_up_the_pages_of_this_runs_idle_buffers():
+    """Before a run first writes memory not its own (a tile written into the caller's result),
+    the free buffers it allocated itself give up their pages (issue 61, first-run memory):
+    read again they hold zero pages, which only the system's dropping them explains (they
+    were filled with 7); a buffer still handed out, a noted one, and the arena's own memory as
+    destination are left alone."""
+    scratch = arena.Arena()
+    foreign = np.empty(BIG, np.int32)
+    with arena.scope(scratch):
+        idle, held = arena.empty(BIG, np.int32), arena.empty(BIG, np.int32)
+        noted, _ = arena.empty_noted((BIG[0], 3), np.int32, ("kept", 1))
+        idle[...], held[...], noted[...] = 7, 7, 7
+        assert arena.give_back(idle) and arena.give_back(noted)
+        assert arena.make_room(held, idle.nbytes) == 0  # the arena's own buffer: resident already
+        assert (idle == 7).all()
+        assert arena.make_room(foreign, idle.nbytes) >= idle.nbytes
+        zero = np.count_nonzero(idle.view(np.uint8) == 0)  # its whole pages were dropped: zero on the next
+        assert zero >= idle.nbytes - 2 * mmap.PAGESIZE    # read (the partial pages at its ends are kept)
+        assert (held == 7).all() and (noted == 7).all()
+        assert arena.make_room(foreign, idle.nbytes) == 0  # dropped once only
+        again = arena.empty(BIG, np.int32)  # the dropped buffer is handed out again, whole
+        again[...] = 3
+        assert (again == 3).all()
+
+
+def test_make_room_keeps_the_buffers_an_earlier_run_left():
+    """A steady run drops nothing: the buffers it takes from the pool stay resident for it."""
+    scratch = arena.Arena()
+    with arena.scope(scratch):
+        arena.empty(BIG, np.int32)
+    foreign = np.empty(BIG, np.int32)
+    with arena.scope(scratch):
+        kept = arena.empty(BIG, np.int32)
+        kept[...] = 7
+        assert arena.give_back(kept)
+        assert arena.make_room(foreign, kept.nbytes) == 0
+        assert (kept == 7).all()
+    assert arena.make_room(foreign, 1 << 20) == 0  # outside a run
