@@ -7,6 +7,7 @@ i8 512^3 GEMM of the benchmark in the model."""
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import pytest
 
@@ -70,6 +71,17 @@ def test_the_next_blocks_trf_load_runs_on_the_other_context_before_this_tile_con
     assert "return ((on or ctx.sub).begin(block.view())" in text and "store(results[j - 1], 0, j - 1)" in text
 
 
+def _scheduled(spec: Any, point: dict[str, Any]) -> tuple[Any, Any, list[tuple[int, str]]]:
+    """The kernel synth builds at `point`, its modelled schedule, and its TRF loads' (start, context)."""
+    kernel = build(spec, point)
+    outcome = compile_kernel(kernel, get_target("rngd"))
+    assert outcome.status == "ok", outcome.diagnostics
+    schedule = schedule_artifact(outcome.artifact, target=get_target("rngd"), rates=RATES)
+    loads = sorted((s.start, s.step.context) for s in schedule.slots
+                   if any(r.mnemonic == "trf_load" for r in s.step.records))
+    return kernel, schedule, loads
+
+
 @pytest.mark.parametrize("dtype, k, packet", [("i8:i32", 512, 32), ("bf16:bf16", 256, 16)])
 def test_a_double_buffered_kernel_equals_numpy_on_cpu_and_visa(dtype: str, k: int, packet: int) -> None:
     # the smallest the Switch Engine spreads over 128 slices: 16 groups x 8 pieces of 32 bytes
@@ -82,12 +94,7 @@ def test_a_double_buffered_kernel_equals_numpy_on_cpu_and_visa(dtype: str, k: in
 def test_the_i8_512_gemm_loads_the_next_block_beside_this_contraction() -> None:
     spec = contraction(GEMM, sizes=dict(m=512, n=512, k=512))
     point = dict(placement=WINNER, trf="w", packet=32, pieces=1)
-    kernel = build(spec, point)
-    outcome = compile_kernel(kernel, get_target("rngd"))
-    assert outcome.status == "ok", outcome.diagnostics
-    schedule = schedule_artifact(outcome.artifact, target=get_target("rngd"), rates=RATES)
-    loads = sorted((s.start, s.step.context) for s in schedule.slots
-                   if any(r.mnemonic == "trf_load" for r in s.step.records))
+    kernel, schedule, loads = _scheduled(spec, point)
     contractions = sorted(s.start for s in schedule.slots if any(r.mnemonic == "contract_outer" for r in s.step.records))
     assert [c for _, c in loads[:2]] in (["main", "sub"], ["sub", "main"]) and loads[0][0] == loads[1][0]
     # the third block loads (into the first's rows) beside the second contraction, once w's second half is in
@@ -118,12 +125,7 @@ def test_the_bf16_gemm_double_buffers_its_chunks() -> None:
     # all of w in one DMA (each slice one row of each tile's block), then a a DMA a chunk; units in DM tiles
     assert 'DmTensor[bf16, Chip, Cluster, WSlice, m("N / 256, K")]' in text
     assert "blocks = w_all()\n    a_dm = a_block(0)\n" in text
-    kernel = build(spec, point)
-    outcome = compile_kernel(kernel, get_target("rngd"))
-    assert outcome.status == "ok", outcome.diagnostics
-    schedule = schedule_artifact(outcome.artifact, target=get_target("rngd"), rates=RATES)
-    loads = sorted((s.start, s.step.context) for s in schedule.slots
-                   if any(r.mnemonic == "trf_load" for r in s.step.records))
+    kernel, schedule, loads = _scheduled(spec, point)
     assert [c for _, c in loads] == ["main", "sub", "sub", "sub", "sub", "main"] or \
         [c for _, c in loads] == ["sub", "main", "sub", "sub", "sub", "main"]
     # `64x4 of 8x128, k in 3 time blocks, w by switch` in two pieces: 17,276 (a copied to 4 slices)
@@ -139,12 +141,7 @@ def test_the_i8_512_gemm_stores_two_tiles_of_k_in_two_time_blocks() -> None:
     # (w, a's 2 chunks, 2 stores) where `128x2 of 4x64, w by switch, TRF double-buffered` issues 7 (12,668)
     spec = contraction(GEMM, sizes=dict(m=512, n=512, k=512))
     point = dict(placement=I8_CHUNKED, trf="w", packet=32, pieces=1)
-    kernel = build(spec, point)
-    outcome = compile_kernel(kernel, get_target("rngd"))
-    assert outcome.status == "ok", outcome.diagnostics
-    schedule = schedule_artifact(outcome.artifact, target=get_target("rngd"), rates=RATES)
-    loads = sorted((s.start, s.step.context) for s in schedule.slots
-                   if any(r.mnemonic == "trf_load" for r in s.step.records))
+    kernel, schedule, loads = _scheduled(spec, point)
     assert [c for _, c in loads[2:]] == ["sub", "sub"]   # main only contracts once the first two are in
     assert schedule.makespan == 12470
     assert candidate_bound(spec, point, RATES) == 2000 + 5 * 500 + (2 * 262144 + 262144 + 1048576) // 256
