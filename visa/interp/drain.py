@@ -96,11 +96,6 @@ def run_cast(op: Any, stream: np.ndarray, mem: Memory) -> np.ndarray:
     out = mem.scratch((*stream.shape[:2], flit), value_dtype(dst))
     if not pads_from(op.output_type.packet, n):   # else `_padded` zeroes the tail: once is enough
         out[..., n:] = 0
-    fast = shortcut("narrow_bf16") if (src.value, dst.value) == ("f32", "bf16") else None
-    found = None if fast is None else fast(cells, False)
-    if found is not None:     # (f32, bf16) is a Cast Engine pair: nothing to refuse
-        out.reshape(-1, flit)[:, :n] = found
-        return _padded(op, out)
     step = max(1, _CAST_BLOCK // n)   # a block of cells at a time: its temporaries stay in cache
     try:
         for lo in range(0, max(len(cells), 1), step):
@@ -121,10 +116,8 @@ _COMMIT = {
 
 
 def _converted(conversion: Any, values: np.ndarray) -> np.ndarray:
-    """A commit's `conversion` of f32 bits `values` (the "narrow_bf16" shortcut's when on)."""
-    fast = shortcut("narrow_bf16")
-    found = None if fast is None else fast(values, conversion is CommitConversion.F32_TO_BF16_RELU)
-    return _COMMIT[conversion](values) if found is None else found
+    """A commit's `conversion` of f32 bits `values` (`ir.float_bits`' rule, which both backends use)."""
+    return _COMMIT[conversion](values)
 
 
 @per_record

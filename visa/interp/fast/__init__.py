@@ -7,7 +7,7 @@ the compiled float contraction (`contract_jit*`), DMA copy notes (`copies`), DMA
 held lazily in DM (`lazy`), pooled
 stores (`pool`), `Repeated` streams held as their distinct packets (`repeated`), `Front`
 streams held as their front lanes (`lanes`), the float64 unary ops in kept buffers
-(`unary`), a commit's f32 -> bf16 cast (`narrow`), the Transpose Engine on a broadcast's distinct rows (`transpose_rows`) and the
+(`unary`), the Transpose Engine on a broadcast's distinct rows (`transpose_rows`) and the
 per-record memo (`memo`).
 
 The plain interpreter imports nothing from here (tests/test_layers.py): a shortcut registers
@@ -15,4 +15,4 @@ itself on a hook of visa/interp/shortcuts.py, which the plain code asks by name.
 this package registers them all (visa/interp/__init__.py does).
 """
 
-from visa.interp.fast import copies, lazy, memo, narrow, switch_rows, transpose_rows, unary  # noqa: F401 - each registers its shortcuts
+from visa.interp.fast import copies, lazy, memo, switch_rows, transpose_rows, unary  # noqa: F401 - each registers its shortcuts
