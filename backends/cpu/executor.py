@@ -276,13 +276,12 @@ def run_blas_limit(kernel: Kernel, options: CpuOptions) -> Any:
     return blas_threads(1 if options.blas_threads == 1 and found else None)
 
 
-def _handler(op_cls: type, found: dict[type, tuple[Any, Any]]) -> tuple[Any, Any]:
-    """(handler, None) of `op_cls`, looked up once per run (`found`: this run's; a test may
-    swap a handler between runs). Its facts are read once per kernel, into the steps (`_steps`)."""
-    entry = found.get(op_cls)
-    if entry is None:
-        entry = found[op_cls] = (HANDLERS.get(op_cls), None)
-    return entry
+def _handler(op_cls: type, found: dict[type, Any]) -> Any:
+    """The handler of `op_cls`, looked up once per run (`found`: this run's; a test may swap
+    a handler between runs). Its facts are read once per kernel, into the steps (`_steps`)."""
+    if op_cls not in found:
+        found[op_cls] = HANDLERS.get(op_cls)
+    return found[op_cls]
 
 
 def _keywords(step: _Step, options: CpuOptions, env: dict[int, Any], params: Sequence[Any],
@@ -345,7 +344,7 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray], options: CpuOpti
         inplace = frozenset()
     guards = runtime.Guards()  # open `ctx.when` blocks (docs/runtime.md)
     steps, rolled = _steps(kernel), _rolled(kernel)  # rolled loops (docs/loops.md) walk a body again
-    handlers: dict[type, tuple[Any, dict[str, Any]]] = {}  # looked up once per run (a test may swap one)
+    handlers: dict[type, Any] = {}  # looked up once per run (a test may swap one)
     memo_end = _memo_end(kernel)  # past it, the run's kept results are read no more: dropped
     position = -1
     while position + 1 < len(steps):
@@ -372,7 +371,7 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray], options: CpuOpti
         if isinstance(op, Return):
             results = tuple(args)
             continue
-        handler, _ = _handler(type(op), handlers)
+        handler = _handler(type(op), handlers)
         if handler is None:
             raise InternalError(f"the cpu backend cannot execute `{op.text()}`")
         kwargs = _keywords(step, options, env, params, finals, inplace)
