@@ -25,7 +25,7 @@ from synth import Contraction
 from tu_ops.dma import DmaOp
 from tu_ops.program import LoweredKernel
 from tu_ops.target import Target, for_chips, get_target
-from visa.schedule.bounds import Demand, Roofline, Work, roofline, work
+from visa.schedule.bounds import Demand, Layout, Roofline, Work, roofline, work
 from visa.schedule.loops import step_repeats
 from visa.schedule.rates import Rates
 from visa.schedule.steps import Step, build_steps
@@ -43,7 +43,9 @@ def _bytes(dtype: str) -> int:
 
 def demand(spec: Contraction) -> Demand:
     """What every kernel of `spec` must do: the given sizes' MACs and tensors (the padding is
-    a choice of the kernel, not of the contraction), over all of its chips."""
+    a choice of the kernel, not of the contraction), over all of its chips; and where the
+    given elements lie in the host arrays every synth kernel takes (`Contraction.pad`: a
+    padded row of results is written in whole 256-byte requests, padding included)."""
     sizes = spec.kernel_sizes  # a merged row index (docs/synth.md) by its parts' product
 
     def nbytes(indices: tuple[str, ...], dtype: str) -> int:
@@ -62,9 +64,16 @@ def demand(spec: Contraction) -> Demand:
         tensors.append((spec.epilogue.bias[1],))
         late = 1
     clusters, per_cluster = pe_space(spec.pe)
+    # where each tensor's given elements lie in its host array (`Contraction.pad`); several chips'
+    # host arrays (synth/target.to_host) are counted as contiguous bytes
+    given = {**spec.sizes, **sizes}
+    stored = [spec.stored(name) for name, _ in spec.operands] + tensors[2:] + [spec.result[1]]
+    dtypes = [spec.dtype_in] * 2 + [spec.dtype_out] * (len(tensors) - 2) + [spec.result_dtype]
+    layouts = [] if spec.chips != 1 else [
+        Layout(spec.shape(idx), tuple(given[i] for i in idx), _bytes(dt)) for idx, dt in zip(stored, dtypes)]
     return Demand(macs=math.prod(sizes.values()), bits=DType(spec.dtype_in).bits, slices=clusters * per_cluster,
                   loads=loads, stores=[nbytes(spec.result[1], spec.result_dtype)], chips=spec.chips, late_loads=late,
-                  parts=[parts(idx) for idx in tensors + [spec.result[1]]])
+                  parts=[parts(idx) for idx in tensors + [spec.result[1]]], layouts=layouts)
 
 
 def spec_roofline(spec: Contraction, target: str = "rngd") -> Roofline:

@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from backends.npu import compile_kernel
@@ -22,7 +23,7 @@ from tu_ops.target import for_chips, get_target
 from visa.schedule import builtin_rates, schedule_artifact
 from tu_ops.dma import DmaOp
 from tu_ops.dma_commands import hbm_bytes
-from visa.schedule.bounds import Demand, chip_commands, program_gap, roofline, work
+from visa.schedule.bounds import Demand, Layout, chip_commands, program_gap, roofline, work
 
 ROOT = Path(__file__).resolve().parents[2]
 GEMM = "out[m,n] = a[m,k] * w[n,k]"
@@ -34,7 +35,8 @@ def test_the_roofline_of_a_gemm_is_the_rates_files_arithmetic() -> None:
     # cycles, bytes at the DMA engine's 256 B per cycle, after the 2000-cycle launch
     spec = contraction(GEMM, sizes=dict(m=512, n=512, k=64))
     assert demand(spec) == Demand(macs=512 * 512 * 64, bits=8, slices=512, loads=(32768, 32768),
-                                  stores=(1048576,), parts=(1, 1, 1))
+                                  stores=(1048576,), parts=(1, 1, 1),
+                                  layouts=(Layout((512, 64), (512, 64), 1),) * 2 + (Layout((512, 512), (512, 512), 4),))
     roof = spec_roofline(spec)
     got = {b.name: b.cycles for b in roof.bounds}
     # and the gap: a program between the last load and the store (its 290-cycle start-up and
@@ -87,6 +89,45 @@ def test_a_tensor_split_over_chips_costs_a_command_per_chip_holding_a_part() -> 
     assert batched.parts == (2, 2, 2) and chip_commands(batched) == 6
     # one chip: the one command per tensor and the program's wait, as before
     assert demand(contraction(GEMM, sizes=dict(m=64, n=64, k=32))).parts == (1, 1, 1)
+
+
+def _fewest_requests(shape: tuple[int, ...], given: tuple[int, ...], itemsize: int, request: int) -> int:
+    """Oracle: the fewest intervals of `request` bytes covering the given bytes of a row-major array,
+    by dynamic programming from the right end (h[x]: the fewest covering every given byte below x)."""
+    mask = np.zeros(shape + (itemsize,), bool)
+    mask[tuple(slice(0, g) for g in given)] = True
+    flat = mask.ravel()
+    h = [0] * (flat.size + 1)
+    for x in range(1, flat.size + 1):
+        h[x] = h[x - 1] if not flat[x - 1] else 1 + min(h[max(0, s)] for s in range(x - request, x))
+    return h[-1]
+
+
+def test_the_dma_engine_pays_the_requests_that_cover_a_padded_host_arrays_given_bytes() -> None:
+    rng = np.random.default_rng(54)
+    for _ in range(80):
+        shape = tuple(int(n) for n in rng.integers(1, 6, rng.integers(1, 4)))
+        given = tuple(int(rng.integers(0, n + 1)) for n in shape)
+        itemsize, request = int(rng.choice([1, 2, 4])), int(rng.choice([2, 4, 8, 16]))
+        assert Layout(shape, given, itemsize).requests(request) == _fewest_requests(shape, given, itemsize, request), \
+            (shape, given, itemsize, request)
+    # 300 x 200 x 100 i8 -> i32 in synth's host arrays: a 320 x 128 (two of its rows of 100 given bytes
+    # a request), w 256 x 128 (100 requests), the result 320 x 256 i32 (each given row of 800 bytes
+    # spans 4 of its row's 1,024: 1,200 requests, where its 240,000 bytes alone would be 938)
+    spec = contraction(GEMM, sizes=dict(m=300, n=200, k=100))
+    got = {b.name: b.cycles for b in spec_roofline(spec).bounds}
+    assert got["dma"] == 2000 + 3 * 500 + 150 + 100 + 1200 + 290 + 300 * 200 * 100 // (512 * 512) + 1
+    # the candidates the search bounds lowest of a small padded space are no faster than it
+    spec = contraction(GEMM, sizes=dict(m=40, n=72, k=40))
+    roof, space = spec_roofline(spec), spec.space()
+    bounded = [p for p in space.points() if space.bound(p, RATES) is not None]
+    for params in sorted(bounded, key=lambda p: space.bound(p, RATES))[:2]:
+        outcome = compile_kernel(space.factory(**params), get_target("rngd"))
+        assert outcome.status == "ok", outcome.diagnostics
+        assert schedule_artifact(outcome.artifact, target=get_target("rngd"), rates=RATES).makespan >= roof.cycles
+    # no padding: the bytes alone, as before
+    assert {b.name: b.cycles for b in spec_roofline(contraction(GEMM, sizes=dict(m=512, n=512, k=64))).bounds}[
+        "dma"] == 8206
 
 
 def _one_chip_part_per_command(kernel: Any) -> None:

@@ -36,6 +36,8 @@ as its rolled loops run it; `launch + busiest context` is a lower bound of its m
 
 from __future__ import annotations
 
+import itertools
+import math
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -49,7 +51,45 @@ if TYPE_CHECKING:
     from tu_ops.program import LoweredKernel
     from tu_ops.target import Target
 
-__all__ = ["Demand", "KINDS", "Roofline", "Work", "chip_commands", "program_gap", "roofline", "work"]
+__all__ = ["Demand", "KINDS", "Layout", "Roofline", "Work", "chip_commands", "program_gap", "roofline", "work"]
+
+
+@attrs.frozen
+class Layout:
+    """Where a tensor's given elements lie in its host array: a row-major array of `shape`
+    whose first `given[d]` positions along each dimension `d` are given, `itemsize` bytes
+    each (the rest is padding)."""
+
+    shape: tuple[int, ...] = attrs.field(converter=tuple)
+    given: tuple[int, ...] = attrs.field(converter=tuple)
+    itemsize: int
+
+    def requests(self, request: int, limit: int = 1 << 20) -> int:
+        """The fewest DMA requests of at most `request` bytes whose HBM bytes cover every given
+        byte: a DMA packet is contiguous in HBM (tu_ops/dma_commands.py) and the model cuts it
+        into requests of `request` bytes (tu_ops/dma_cost.py), so each request reads or writes
+        one interval of at most `request` bytes, and every given byte of an operand is read,
+        every given byte of the result written. The given bytes are runs (the innermost
+        dimensions held whole, then the first one that is not), in address order; covering
+        points of a line by intervals of one length, starting each interval at the first
+        byte not yet covered covers the most, so this greedy count is the fewest. Past `limit`
+        runs it counts the bytes alone (a smaller bound)."""
+        run, d = self.itemsize, len(self.shape) - 1
+        while d >= 0 and self.given[d] == self.shape[d]:
+            run, d = run * self.shape[d], d - 1
+        nbytes = run * math.prod(self.given[:d + 1])
+        if d < 0 or nbytes == 0 or math.prod(self.given[:d]) > limit:
+            return -(-nbytes // request)
+        stride = run
+        run *= self.given[d]
+        strides = [stride * math.prod(self.shape[e + 1:d + 1]) for e in range(d)]  # of the outer dimensions
+        count = covered = 0
+        for index in itertools.product(*(range(g) for g in self.given[:d])):
+            start = sum(i * s for i, s in zip(index, strides))
+            first = max(start, covered)
+            n = -(-(start + run - first) // request)
+            count, covered = count + n, first + n * request
+        return count
 
 
 @attrs.frozen
@@ -68,6 +108,9 @@ class Demand:
     # per tensor (loads, then stores): how many chips' HBM hold a part of its given elements
     # (a tensor split over the chips); 1 for a tensor on one chip or copied whole to each
     parts: tuple[int, ...] = attrs.field(default=(), converter=tuple)
+    # per tensor (loads, then stores): where its given elements lie in its host array, when the
+    # host array is known (`Layout`); empty: each tensor's bytes counted as one contiguous run
+    layouts: tuple[Layout, ...] = attrs.field(default=(), converter=tuple)
 
 
 @attrs.frozen
@@ -173,6 +216,14 @@ def roofline(rates: Rates, c: Demand) -> Roofline:
     movers = {"the DMA engine": rates("dma", "engine_bytes_per_cycle"), "HBM": rates("hbm", "chip_bytes_per_cycle"),
               "DM": rates("dm", "chip_bytes_per_cycle")}
     slowest = min(movers, key=lambda k: movers[k])
+    movement = _ceil(moved, movers[slowest])
+    if c.layouts:  # the engine's requests over the host arrays' layouts (`Layout.requests`), the others' bytes
+        request = int(rates("dma", "request_bytes"))
+        cover = sum(t.requests(request) for t in c.layouts)
+        times = {"the DMA engine": _ceil(cover * request, movers["the DMA engine"]),
+                 **{k: _ceil(moved, v) for k, v in movers.items() if k != "the DMA engine"}}
+        slowest = max(times, key=lambda k: times[k])
+        movement = times[slowest]
     commands = len(c.loads) + len(c.stores)
     gap = program_gap(dma_start, prog_start, mac_cycles, c.late_loads)
     waits = (f"{gap} cycles waiting on a program between the last load and the store (or the start-ups of more "
@@ -187,14 +238,25 @@ def roofline(rates: Rates, c: Demand) -> Roofline:
               f"{c.macs:,} MACs at {peak} per cycle on each of {slices} slices: {mac_cycles:,} cycles, in a program "
               f"(start-up {prog_start}) between a DMA load and a DMA store (start-up {dma_start} each), "
               f"after the {launch}-cycle launch"),
-        Bound("dma", launch + commands * dma_start + _ceil(moved, movers[slowest]) + gap,
-              f"{moved:,} bytes between HBM and DM at {slowest}'s {movers[slowest]:g} B per cycle: "
-              f"{_ceil(moved, movers[slowest]):,} cycles, {commands} DMA commands' start-ups ({dma_start} each), "
+        Bound("dma", launch + commands * dma_start + movement + gap,
+              f"{moved:,} bytes between HBM and DM at {slowest}'s {movers[slowest]:g} B per cycle"
+              f"{_requests(c, rates) if slowest == 'the DMA engine' else ''}: "
+              f"{movement:,} cycles, {commands} DMA commands' start-ups ({dma_start} each), "
               f"{waits}, the launch ({launch})"),
         Bound("fetch", launch + dma_start + prog_start + _ceil(fetched, fetch_rate),
               f"{fetched:,} operand bytes fetched from DM at {fetch_rate:g} B per cycle (main and sub on "
               f"{slices} slices): {_ceil(fetched, fetch_rate):,} cycles, after a DMA load and a program start-up"),
     ))
+
+
+def _requests(c: Demand, rates: Rates) -> str:
+    """How many requests the engine's share counts, where padding in a host array adds some."""
+    if not c.layouts:
+        return ""
+    request = int(rates("dma", "request_bytes"))
+    cover = sum(t.requests(request) for t in c.layouts)
+    plain = sum(-(-t.itemsize * math.prod(t.given) // request) for t in c.layouts)
+    return "" if cover == plain else f" ({cover:,} requests of {request} B: padding between the given elements)"
 
 
 KINDS = ("launch", "dma start-up", "dma movement", "program start-up", "contraction", "engines", "other")
