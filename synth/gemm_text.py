@@ -16,7 +16,7 @@ from synth.bias_switch import bias_ring, bias_slice
 from synth.both_loads import both_stationary, both_tile
 from synth.onchip import device_transpose, switch_cut_text, switch_fetch, switch_names, switch_w_block
 from synth.live_rows import live_rows, live_store
-from synth.overlap import a_pieces, piece_tile, pieces_ok, tile_pieces
+from synth.overlap import a_pieces, bias_first, piece_tile, pieces_ok, tile_pieces
 from synth.pairs import pair_ok
 from synth.stream_switch import stream_a_block, stream_fetch, stream_mapping, stream_names
 from synth.tile_loops import tile_loops
@@ -275,7 +275,7 @@ def _gemm_tile(v: dict[str, Any]) -> list[str]:
     if geo.halves:  # the TRF in halves of k, loaded by main and sub (synth/both_loads.py)
         return both_tile(v, dst, lambda half: contraction_chain(v | {"Kl": half}, " " * 20))
     load, take = epilogue.bias_lines(v["spec"], "        ", chain((v["ni"],), v["j_step"]), v["c"], v["N"],
-                                     split=v["pieces_n"] > 1, ring=v["bias_ring"])
+                                     split=v["pieces_n"] > 1 or bias_first(v), ring=v["bias_ring"])
     pad = " " * (20 if v["pieces_n"] > 1 else 18)
     work = contraction_chain(v, pad)
     if geo.sk > 1:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from synth.overlap import one_tile_pieces
+from synth.overlap import bias_first, one_tile_pieces
 from synth.pairs import pair_loops
 from synth.trf_double import double_loops
 
@@ -34,7 +34,7 @@ def tile_loops(v: dict[str, Any]) -> list[str]:
     mt, nt, order, reuse, s_dm, t_dm = v["mt"], v["nt"], v["order"], v["reuse"], v["s_dm"], v["t_dm"]
     if v["geo"].double:
         return double_loops(v)
-    if mt * nt == 1 and v["pieces_n"] > 1:
+    if mt * nt == 1 and (v["pieces_n"] > 1 or bias_first(v)):
         return one_tile_pieces(v)
     if v["pair"]:
         return pair_loops(v)

@@ -47,3 +47,17 @@ def test_the_bench_epilogue_runs_faster_with_its_bias_switched() -> None:
     # 64 copies of each 1 KB block of the bias (512 DMA cycles) become one flit a slice (128)
     winner = dict(placement="64x2 of 8x256, on 1/2 of the slices, w by switch", trf="w", packet=32, pieces=2)
     assert makespan(spec, winner) == 6966      # 7,350 with the copies
+
+
+def test_a_one_piece_tile_moves_its_bias_between_w_and_a() -> None:
+    # loaded at the tile, the bias took the DM of w's block (free once the TRF load was issued)
+    # and its DMA waited for the TRF load: 7,474 cycles; moved right after w, 6,850 (synth/overlap.py)
+    spec = contraction(EPILOGUE, sizes=dict(m=512, n=512, k=128))
+    point = dict(placement="128x2 of 4x256, w by switch", trf="w", packet=32, pieces=1)
+    text = source(spec, point)
+    assert text.index("b_dm = b_dm_block(0)") < text.index("a_dm = a_block(0)") < text.index("trf = stationary(w_dm)")
+    assert makespan(spec, point) == 6850
+    # the same order on a small one-tile kernel, with and without the bias's switch, equals numpy
+    small = contraction(EPILOGUE, sizes=dict(m=32, n=64, k=32))
+    for placement in ("4x2 of 8x32, on 1/32 of the slices, w by switch", "4x2 of 8x32, on 1/32 of the slices"):
+        equals_numpy(small, dict(placement=placement, trf="w", packet=32, pieces=1))
