@@ -319,6 +319,10 @@ def _by_blas(plan: Plan, packets: np.ndarray, held: np.ndarray, slots: tuple, ou
     stored = np.flatnonzero(held == np.arange(held.size))
     if 2 * stored.size > held.size:    # most rows their own stream: they cannot share the pairs' products
         return None
+    terms = plan.g * math.prod(plan.digits_summed())
+    few = terms < contract_blas.MIN_TERMS     # then only when the products land in place
+    if few and not contract_blas.slots_in_place(sstep, tread, tpad):
+        return None
     parts, s_range = contract_blas.gathered(packets, stored, sstep, tread, tpad, plan.g, n_cols)
     if s_range is None:
         return None
@@ -331,9 +335,9 @@ def _by_blas(plan: Plan, packets: np.ndarray, held: np.ndarray, slots: tuple, ou
         mem.copies.remember(spans, tag, known)
     wt, which, w_range = known
     h_of = np.searchsorted(stored, held)
-    terms = plan.g * math.prod(plan.digits_summed())
     if (w_range is None or not contract_blas.no_rounding(s_range, w_range, terms)
-            or not contract_blas.pairs(h_of, which, stored.size, wt.shape[0])):
+            or not contract_blas.pairs(h_of, which, stored.size, wt.shape[0])
+            or few and not contract_blas.rows_in_place(h_of, which, stored.size, wt.shape[0])):
         return None
     out = _accumulators(plan, rows, mem)
     return contract_blas.contract(parts, h_of, wt, which, tread, plan.read_elems, plan.g, out)
@@ -357,8 +361,9 @@ def run_float(plan: Plan, stream: np.ndarray | Repeated, outer: Any, trf: Any, r
     paired = (plan.outer_pad is None and plan.reduce_pad is None and plan.lanes == trf.lanes == jit_exact.LANES
               and plan.g in jit_exact.TREES and all(o + plan.g <= plan.read_elems for o in wofs0))
     known = getattr(stream, "held", None)
+    fewest = min(contract_blas.MIN_TERMS, contract_blas.MIN_TERMS_IN_PLACE)
     if (known is not None and paired and packets.dtype == np.uint16 and outer.weight_type.name == "BF16"
-            and plan.g * math.prod(plan.digits_summed()) >= contract_blas.MIN_TERMS):
+            and plan.g * math.prod(plan.digits_summed()) >= fewest):
         found = _by_blas(plan, packets, known, (sstep, tread, tpad, n_cols), outer, trf, rows, mem)
         if found is not None:
             return found
