@@ -48,11 +48,11 @@ copies), from this many (drawn_s1_3, K 256: the contraction step 18 -> 12 ms; at
 drawn_s1_5, the matmuls are still the slower)."""
 
 
-def codes_range(*parts: np.ndarray) -> tuple[int, int] | None:
+def codes_range(*parts: np.ndarray, floor: Callable[[np.ndarray], Any] = unit_floor) -> tuple[int, int] | None:
     """(largest magnitude code, a unit exponent no larger than the true smallest) of the bf16
-    codes of `parts` (uint16, or uint32 widened ones: `ir.bf16_exact.unit_floor`); None when
-    every one is a zero or one is NaN, an infinity or a subnormal."""
-    found = [unit_floor(part) for part in parts]
+    codes of `parts` (uint16, or uint32 widened ones: `ir.bf16_exact.unit_floor`, or `floor`
+    giving the same); None when every one is a zero or one is NaN, an infinity or a subnormal."""
+    found = [floor(part) for part in parts]
     if any(f is None for f in found):
         return None
     live = [f for f in found if f[1] != NONE]
@@ -136,10 +136,10 @@ def _classes(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def gathered(packets: np.ndarray, stored: np.ndarray, sstep: np.ndarray, tread: np.ndarray, tpad: np.ndarray,
-             g: int, n_cols: int) -> tuple[list, tuple[int, int] | None]:
+             g: int, n_cols: int, floor: Callable[[np.ndarray], Any] = unit_floor) -> tuple[list, tuple[int, int] | None]:
     """The stream operands of the matmuls (module docstring): per output column and group
     of slots (`_groups`), (the column, the group, the codes A (distinct rows, stream
-    classes, steps x leaves)), and their `codes_range`. packets (rows, elements) the
+    classes, steps x leaves)), and their `codes_range` (by `floor`). packets (rows, elements) the
     stream's bf16 codes, rows `stored` the distinct ones; sstep / tread / tpad the plan's
     slots (`contract_jit.run_float`)."""
     src = packets[_stepped(stored)]
@@ -156,7 +156,7 @@ def gathered(packets: np.ndarray, stored: np.ndarray, sstep: np.ndarray, tread: 
             if tpad.shape[0]:
                 a.reshape(*a.shape[:2], -1, g)[:, tpad[reps]] = 0   # skipped steps: +0 products, exact
             parts.append((j, group, a))
-    return parts, codes_range(*(a for *_, a in parts))
+    return parts, codes_range(*(a for *_, a in parts), floor=floor)
 
 
 def contract(parts: list, h_of: np.ndarray, wt: np.ndarray, which: np.ndarray, tread: np.ndarray, rr: int, g: int,

@@ -83,7 +83,20 @@ def _held_bounds(codes, mag, held):
     return top, low
 
 
-ORDER = ("_row_range", "_bounds", "_same_row", "_held_rows", "_held_bounds")
+def _bf16_floor(cells):
+    """(largest, smallest nonzero less one, OR) of the bf16 magnitude codes of `cells` (1-D
+    uint16: `ir.bf16_exact.unit_floor`'s three passes in one; the smallest wraps to 0xFFFF
+    when every code is a zero)."""
+    top, low, ors = np.uint16(0), np.uint16(0xFFFF), np.uint16(0)
+    for c in range(cells.size):
+        m = cells[c] & np.uint16(0x7FFF)
+        top = max(top, m)
+        low = min(low, np.uint16(m - np.uint16(1)))
+        ors |= m
+    return top, low, ors
+
+
+ORDER = ("_row_range", "_bounds", "_same_row", "_held_rows", "_held_bounds", "_bf16_floor")
 """Compiled in this order."""
 INLINE = ("_row_range", "_same_row")
 """Inlined into their callers: one row's scan and one row's compare."""
