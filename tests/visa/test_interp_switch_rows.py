@@ -199,6 +199,7 @@ def test_short_sums_take_the_matmuls_only_when_the_products_land_in_place(monkey
     monkeypatch.setenv(contract_jit.ENV, "1")
     monkeypatch.setattr(contract_blas, "MIN_TERMS", 1 << 30)
     monkeypatch.setattr(contract_blas, "MIN_TERMS_IN_PLACE", 0)
+    monkeypatch.setattr(contract_blas, "MIN_PRODUCTS_IN_PLACE", 0)
     monkeypatch.setattr(contract_blas, "slots_in_place", lambda *args: in_place)
     monkeypatch.setattr(contract_blas, "rows_in_place", lambda *args: in_place)
     ran = _spy(monkeypatch, contract_blas, "contract")

@@ -33,8 +33,8 @@ from visa.interp.shortcuts import frozen
 from visa.interp.operands import widen_codes
 from visa.interp.trf import _stepped   # rows every n-th: a view, not a copy
 
-__all__ = ["MIN_TERMS", "MIN_TERMS_IN_PLACE", "codes_range", "no_rounding", "pairs", "gathered", "contract",
-           "rows_in_place", "slots_in_place", "weights_range"]
+__all__ = ["MIN_PRODUCTS_IN_PLACE", "MIN_TERMS", "MIN_TERMS_IN_PLACE", "codes_range", "no_rounding", "pairs",
+           "gathered", "contract", "rows_in_place", "slots_in_place", "weights_range"]
 
 MIN_TERMS = 512
 """The fewest products a result sums for the matmuls to run: with fewer, placing the results
@@ -44,8 +44,14 @@ matmuls: K 512: 23 -> 7 ms and 29 -> 18 ms; K 256: 6.5 -> 9.4 ms; K 128: 4.2 -> 
 
 MIN_TERMS_IN_PLACE = 256
 """... unless the products land in place (`slots_in_place`, `rows_in_place`: no picking
-copies), from this many (drawn_s1_3, K 256: the contraction step 18 -> 12 ms; at K 128,
-drawn_s1_5, the matmuls are still the slower)."""
+copies) and the contraction has at least `MIN_PRODUCTS_IN_PLACE` products: then from this
+many terms (drawn_s1_3, K 256: the contraction step 18 -> 12 ms; at K 128, drawn_s1_5, the
+matmuls are still the slower)."""
+
+MIN_PRODUCTS_IN_PLACE = 1 << 24
+"""Below this many products (rows x lanes x slots x columns x terms) the exact kernel is the
+faster at fewer than `MIN_TERMS` terms: the matmul route's gathers and calls cost a fixed
+part (drawn_s1_7, 2 Mi products a contraction: 16.1 -> 18.2 ms a run by the matmuls)."""
 
 
 def codes_range(*parts: np.ndarray, floor: Callable[[np.ndarray], Any] = unit_floor) -> tuple[int, int] | None:
@@ -136,7 +142,8 @@ def _classes(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def gathered(packets: np.ndarray, stored: np.ndarray, sstep: np.ndarray, tread: np.ndarray, tpad: np.ndarray,
-             g: int, n_cols: int, floor: Callable[[np.ndarray], Any] = unit_floor) -> tuple[list, tuple[int, int] | None]:
+             g: int, n_cols: int,
+             floor: Callable[[np.ndarray], Any] = unit_floor) -> tuple[list, tuple[int, int] | None]:
     """The stream operands of the matmuls (module docstring): per output column and group
     of slots (`_groups`), (the column, the group, the codes A (distinct rows, stream
     classes, steps x leaves)), and their `codes_range` (by `floor`). packets (rows, elements) the

@@ -321,8 +321,10 @@ def _by_blas(plan: Plan, packets: np.ndarray, held: np.ndarray, slots: tuple, ou
     if 2 * stored.size > held.size:    # most rows their own stream: they cannot share the pairs' products
         return None
     terms = plan.g * math.prod(plan.digits_summed())
-    few = terms < contract_blas.MIN_TERMS     # then only when the products land in place
-    if few and not contract_blas.slots_in_place(sstep, tread, tpad):
+    few = terms < contract_blas.MIN_TERMS     # then only when the products land in place, and many
+    products = rows.count * plan.lanes * plan.slots * plan.out_cols * terms
+    if few and (products < contract_blas.MIN_PRODUCTS_IN_PLACE
+                or not contract_blas.slots_in_place(sstep, tread, tpad)):
         return None
     parts, s_range = contract_blas.gathered(packets, stored, sstep, tread, tpad, plan.g, n_cols, bf16_floor)
     if s_range is None:
