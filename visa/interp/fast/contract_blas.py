@@ -48,10 +48,12 @@ copies) and the contraction has at least `MIN_PRODUCTS_IN_PLACE` products: then 
 many terms (drawn_s1_3, K 256: the contraction step 18 -> 12 ms; at K 128, drawn_s1_5, the
 matmuls are still the slower)."""
 
-MIN_PRODUCTS_IN_PLACE = 1 << 24
-"""Below this many products (rows x lanes x slots x columns x terms) the exact kernel is the
-faster at fewer than `MIN_TERMS` terms: the matmul route's gathers and calls cost a fixed
-part (drawn_s1_7, 2 Mi products a contraction: 16.1 -> 18.2 ms a run by the matmuls)."""
+MIN_PRODUCTS_IN_PLACE = 1 << 27
+"""Below this many products (rows x lanes x slots x columns x terms) the exact kernel is as
+fast or faster at fewer than `MIN_TERMS` terms: the matmul route's gathers, range scans and
+calls cost a part the matmul does not win back (whole runs, the route toggled in one
+process, medians: drawn_s1_7, 2 Mi products a contraction: 16.1 -> 18.2 ms by the matmuls;
+drawn_s1_6, 64 Mi: 0.97-1.07x, no gain; drawn_s1_3, 256 Mi: 0.87-0.94x)."""
 
 
 def codes_range(*parts: np.ndarray, floor: Callable[[np.ndarray], Any] = unit_floor) -> tuple[int, int] | None:
