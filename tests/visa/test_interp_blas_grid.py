@@ -102,11 +102,11 @@ def test_slots_in_place_when_they_run_through_the_pairs_in_order() -> None:
 @pytest.mark.parametrize("case", ["random", "zeros", "signed zeros", "small", "empty", "one significand bit",
                                   "infinity", "subnormal"])
 def test_the_compiled_floor_is_the_numpy_floor(case: str) -> None:
-    """`contract_jit.bf16_floor` (one compiled pass) gives `ir.bf16_exact.unit_floor`'s range
+    """`contract_jit_scan.bf16_floor` (one compiled pass) gives `ir.bf16_exact.unit_floor`'s range
     (the plain passes) of bf16 codes: zeros, -0, NaN / infinities / subnormals (None)."""
     pytest.importorskip("numba")
     from ir.bf16_exact import unit_floor
-    from visa.interp.fast import contract_jit
+    from visa.interp.fast import contract_jit, contract_jit_scan
     rng = np.random.default_rng(3)
     codes = {"random": rng.integers(0, 1 << 16, (3, 40, 17)),
              "zeros": np.zeros((2, 9)), "signed zeros": np.full((4, 5), 0x8000), "empty": np.zeros((3, 0)),
@@ -114,4 +114,4 @@ def test_the_compiled_floor_is_the_numpy_floor(case: str) -> None:
              "one significand bit": rng.integers(120, 130, (6, 7)) << 7 | 0x40,
              "infinity": np.array([[0x3F80, 0xFF80]]), "subnormal": np.array([[0x3F80, 0x0001, 0]])}[case]
     codes = np.asarray(codes).astype(np.uint16)
-    assert contract_jit.bf16_floor(codes) == unit_floor(codes)
+    assert contract_jit_scan.bf16_floor(contract_jit._compiled(), codes) == unit_floor(codes)

@@ -36,7 +36,6 @@ from typing import Any
 
 import numpy as np
 
-from ir.bf16_exact import NONE, from_bounds, unit_floor
 from ir.exact_kernels import compile as kernels_compile
 from ir.exact_kernels import sums, tiles
 from ir.exact_kernels.compile import JIT_MIN
@@ -221,20 +220,6 @@ def _scanned(packets, table, weights, which, held, sstep, tread, plan, wofs0, tp
     return out if exact(found + ([] if w_range is None else [w_range]), terms) else None
 
 
-def _weight_spans(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int) -> tuple[list, tuple]:
-    """(the TRF row ranges `_weight_operand` reads, as `CopyNotes.remember`'s spans; what
-    else its widened operand depends on): a later contraction reading the same operand of
-    the same TRF rows, unwritten since, takes the one widened before."""
-    width = (mem.target.bits_of(outer.weight_type.dtype) or 8) // 8
-    shape = (trf.lane_bytes // width, trf.first_row * mem.row_bytes // width, n_elems, trf.lanes)
-    touched = jit_weights.operand_rows(*shape, mem.row_bytes // width)
-    spans, parts = [], []
-    for (chip, cluster), sel in rows.groups():
-        spans.append((("trf", int(chip), int(cluster)), int(touched[0]), int(touched[-1]) + 1))
-        parts.append((int(chip), int(cluster), np.asarray(rows.slice[sel], np.int64).tobytes()))
-    return spans, (outer.weight_type.name, shape, tuple(parts))
-
-
 def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int, offs: np.ndarray,
                     per_row: bool = False, assume: bool = False, kept: bool = False) -> tuple[Any, np.ndarray, Any]:
     """The first `n_elems` elements of every lane of the rows' TRF tensors, widened: with no
@@ -326,11 +311,12 @@ def _by_blas(plan: Plan, packets: np.ndarray, held: np.ndarray, slots: tuple, ou
     if few and (products < contract_blas.MIN_PRODUCTS_IN_PLACE
                 or not contract_blas.slots_in_place(sstep, tread, tpad)):
         return None
-    parts, s_range = contract_blas.gathered(packets, stored, sstep, tread, tpad, plan.g, n_cols, bf16_floor)
+    parts, s_range = contract_blas.gathered(packets, stored, sstep, tread, tpad, plan.g, n_cols,
+                                            functools.partial(jit_scan.bf16_floor, _compiled()))
     if s_range is None:
         return None
     n_w = (int(tread.max()) + 1) * plan.read_elems
-    spans, tag = _weight_spans(outer, trf, rows, mem, n_w)
+    spans, tag = jit_weights.spans(outer, trf, rows, mem, n_w)
     known = mem.copies.recall(spans, tag)   # a tile's second contraction: the first's operand
     if known is None:
         wt, which, _ = _weight_operand(outer, trf, rows, mem, n_w, _NO_OFFS, kept=True)
@@ -344,18 +330,6 @@ def _by_blas(plan: Plan, packets: np.ndarray, held: np.ndarray, slots: tuple, ou
         return None
     out = _accumulators(plan, rows, mem)
     return contract_blas.contract(parts, h_of, wt, which, tread, plan.read_elems, plan.g, out)
-
-
-def bf16_floor(codes: np.ndarray) -> tuple[int, int] | None:
-    """`ir.bf16_exact.unit_floor` of bf16 codes (uint16) in one compiled pass
-    (`contract_jit_scan._bf16_floor`; a third of the numpy passes' time on a drawn GEMM's
-    stream)."""
-    if codes.dtype != np.uint16:
-        return unit_floor(codes)
-    top, low, ors = (int(x) for x in _compiled()["_bf16_floor"](codes.reshape(-1)))
-    if low == 0xFFFF:          # every one a zero (a nonzero code less one is below 0x7FFF)
-        return 0, NONE
-    return from_bounds(top, low + 1, ors)
 
 
 def _accumulators(plan: Plan, rows: Any, mem: Any) -> np.ndarray:
