@@ -51,3 +51,67 @@ def test_the_products_land_on_their_rows_and_slots(order: str) -> None:
     got = contract_blas.contract(*args)
     assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
     assert not got[2:].view(np.uint32).any()
+
+
+def _rows_case(h_of: np.ndarray, which: np.ndarray):
+    """`_case`'s slots and operands with the rows' (stream row, TRF operand) pairs `h_of`,
+    `which` (4 rows), C-contiguous accumulators."""
+    (parts, _, wt, _, tread, rr, g, out), _ = _case("C")
+    codes = parts[0][2]
+    vals = codes.view(ml_dtypes.bfloat16).astype(np.float64)
+    w_idx = (tread[:, :, None] * rr + np.arange(g)).reshape(2, -1)
+    want = np.einsum("re,rtel->rlt", vals[h_of, 0], wt[which][:, w_idx].astype(np.float64)).astype(np.float32)
+    return (parts, h_of, wt, which, tread, rr, g, out), want[..., None] + np.float32(0)
+
+
+@pytest.mark.parametrize("h_of, which, order", [([0, 0, 1, 1], [0, 1, 0, 1], "stream"),
+                                                ([0, 1, 0, 1], [0, 0, 1, 1], "trf"),
+                                                ([1, 0, 0, 1], [0, 1, 0, 1], None)])
+def test_rows_in_either_pair_order_are_written_in_place(h_of: list, which: list, order: str | None) -> None:
+    """Rows running through the (stream row, TRF operand) pairs stream-major or TRF-major take
+    the in-place write (`rows_in_place`), any other order the picking path; all the numpy sums."""
+    h, w = np.array(h_of), np.array(which)
+    assert contract_blas.rows_in_place(h, w, 2, 2) == (order is not None)
+    assert contract_blas._row_order(h * 2 + w, 1, 2, 2) == order
+    args, want = _rows_case(h, w)
+    got = contract_blas.contract(*args)
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+def test_classes_are_numbered_in_the_order_they_first_come() -> None:
+    """`_classes`: equal rows share a class, numbered by where each class first comes (so
+    slots that run through the pairs in order are seen to), with that first row."""
+    table = np.array([[5, 1], [2, 2], [5, 1], [0, 9], [2, 2], [7, 7]])
+    first, cls = contract_blas._classes(table)
+    seen: dict[tuple, int] = {}
+    want = [seen.setdefault(tuple(r), len(seen)) for r in table.tolist()]
+    assert cls.tolist() == want
+    assert first.tolist() == [0, 1, 3, 5]
+
+
+def test_slots_in_place_when_they_run_through_the_pairs_in_order() -> None:
+    """Slots s = (stream class, TRF class) in order, whatever the classes' values sort as; and
+    not when two slots swap."""
+    sstep = np.repeat(np.array([[40], [8], [24]]), 2, axis=0)        # stream classes 0, 0, 1, 1, 2, 2
+    tread = np.tile(np.array([[3], [1]]), (3, 1))                    # TRF classes 0, 1, 0, 1, 0, 1
+    none = np.zeros((0, 0), np.bool_)
+    assert contract_blas.slots_in_place(sstep, tread, none)
+    assert not contract_blas.slots_in_place(sstep, tread[[1, 0, 2, 3, 4, 5]], none)
+
+
+@pytest.mark.parametrize("case", ["random", "zeros", "signed zeros", "small", "empty", "one significand bit",
+                                  "infinity", "subnormal"])
+def test_the_compiled_floor_is_the_numpy_floor(case: str) -> None:
+    """`contract_jit_scan.bf16_floor` (one compiled pass) gives `ir.bf16_exact.unit_floor`'s range
+    (the plain passes) of bf16 codes: zeros, -0, NaN / infinities / subnormals (None)."""
+    pytest.importorskip("numba")
+    from ir.bf16_exact import unit_floor
+    from visa.interp.fast import contract_jit, contract_jit_scan
+    rng = np.random.default_rng(3)
+    codes = {"random": rng.integers(0, 1 << 16, (3, 40, 17)),
+             "zeros": np.zeros((2, 9)), "signed zeros": np.full((4, 5), 0x8000), "empty": np.zeros((3, 0)),
+             "small": (rng.integers(0, 1 << 14, (5, 33)) | 0x80),
+             "one significand bit": rng.integers(120, 130, (6, 7)) << 7 | 0x40,
+             "infinity": np.array([[0x3F80, 0xFF80]]), "subnormal": np.array([[0x3F80, 0x0001, 0]])}[case]
+    codes = np.asarray(codes).astype(np.uint16)
+    assert contract_jit_scan.bf16_floor(contract_jit._compiled(), codes) == unit_floor(codes)

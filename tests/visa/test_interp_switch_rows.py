@@ -186,3 +186,24 @@ def test_the_matmuls_of_rows_in_separate_parts_compute_only_their_parts_pairs(mo
     assert np.array_equal(out[:, :, 0, 0], want.astype(np.float32))
     s_rows, w_rows, _ = grids[0]
     assert s_rows.tolist() == [[0, 1], [2, 3]] and w_rows.tolist() == [[0, 1, 2], [3, 4, 5]]
+
+
+
+@pytest.mark.parametrize("in_place", [True, False])
+def test_short_sums_take_the_matmuls_only_when_the_products_land_in_place(monkeypatch: pytest.MonkeyPatch,
+                                                                          in_place: bool) -> None:
+    """Sums shorter than `MIN_TERMS` (here every sum; at least `MIN_TERMS_IN_PLACE` products)
+    run as matmuls only when the slots and the rows run through the pairs in order (this
+    kernel's slots do not: the two tests are made to answer `in_place`); else the exact
+    kernel. Either way the numpy oracle's bits."""
+    monkeypatch.setenv(contract_jit.ENV, "1")
+    monkeypatch.setattr(contract_blas, "MIN_TERMS", 1 << 30)
+    monkeypatch.setattr(contract_blas, "MIN_TERMS_IN_PLACE", 0)
+    monkeypatch.setattr(contract_blas, "MIN_PRODUCTS_IN_PLACE", 0)
+    monkeypatch.setattr(contract_blas, "slots_in_place", lambda *args: in_place)
+    monkeypatch.setattr(contract_blas, "rows_in_place", lambda *args: in_place)
+    ran = _spy(monkeypatch, contract_blas, "contract")
+    arrays, w, a = _arrays(integers=True)
+    got = _interp(arrays)
+    assert len(ran) == (1 if in_place else 0)
+    assert np.array_equal(got, (a @ w.T).astype(np.float32).view(np.uint32))

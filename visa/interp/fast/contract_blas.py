@@ -24,27 +24,43 @@ each part is its own matmul of a batch: the pairs no row uses are not computed.
 
 from __future__ import annotations
 
+import functools
 import numpy as np
 
 from ir.bf16_exact import NONE, no_rounding, unit_floor
 from visa.interp.fast.row_pairs import pair_grid
+from visa.interp.shortcuts import frozen
 from visa.interp.operands import widen_codes
 from visa.interp.trf import _stepped   # rows every n-th: a view, not a copy
 
-__all__ = ["MIN_TERMS", "codes_range", "no_rounding", "pairs", "gathered", "contract", "weights_range"]
+__all__ = ["MIN_PRODUCTS_IN_PLACE", "MIN_TERMS", "MIN_TERMS_IN_PLACE", "codes_range", "no_rounding", "pairs",
+           "gathered", "contract", "rows_in_place", "slots_in_place", "weights_range"]
 
 MIN_TERMS = 512
 """The fewest products a result sums for the matmuls to run: with fewer, placing the results
 costs more than the exact kernel's sums (drawn bf16 GEMMs, contraction step, exact kernel ->
 matmuls: K 512: 23 -> 7 ms and 29 -> 18 ms; K 256: 6.5 -> 9.4 ms; K 128: 4.2 -> 8.1 ms and
-16 -> 13 ms)."""
+16 -> 13 ms)..."""
+
+MIN_TERMS_IN_PLACE = 256
+"""... unless the products land in place (`slots_in_place`, `rows_in_place`: no picking
+copies) and the contraction has at least `MIN_PRODUCTS_IN_PLACE` products: then from this
+many terms (drawn_s1_3, K 256: the contraction step 18 -> 12 ms; at K 128, drawn_s1_5, the
+matmuls are still the slower)."""
+
+MIN_PRODUCTS_IN_PLACE = 1 << 27
+"""Below this many products (rows x lanes x slots x columns x terms) the exact kernel is as
+fast or faster at fewer than `MIN_TERMS` terms: the matmul route's gathers, range scans and
+calls cost a part the matmul does not win back (whole runs, the route toggled in one
+process, medians: drawn_s1_7, 2 Mi products a contraction: 16.1 -> 18.2 ms by the matmuls;
+drawn_s1_6, 64 Mi: 0.97-1.07x, no gain; drawn_s1_3, 256 Mi: 0.87-0.94x)."""
 
 
-def codes_range(*parts: np.ndarray) -> tuple[int, int] | None:
+def codes_range(*parts: np.ndarray, floor: Callable[[np.ndarray], Any] = unit_floor) -> tuple[int, int] | None:
     """(largest magnitude code, a unit exponent no larger than the true smallest) of the bf16
-    codes of `parts` (uint16, or uint32 widened ones: `ir.bf16_exact.unit_floor`); None when
-    every one is a zero or one is NaN, an infinity or a subnormal."""
-    found = [unit_floor(part) for part in parts]
+    codes of `parts` (uint16, or uint32 widened ones: `ir.bf16_exact.unit_floor`, or `floor`
+    giving the same); None when every one is a zero or one is NaN, an infinity or a subnormal."""
+    found = [floor(part) for part in parts]
     if any(f is None for f in found):
         return None
     live = [f for f in found if f[1] != NONE]
@@ -62,7 +78,40 @@ def pairs(h_of: np.ndarray, which: np.ndarray, n_h: int, n_w: int) -> bool:
     return 2 * np.unique(h_of * n_w + which).size >= n_h * n_w
 
 
+def slots_in_place(sstep: np.ndarray, tread: np.ndarray, tpad: np.ndarray) -> bool:
+    """Whether the slots make one matmul group and run through its (stream class, TRF class)
+    pairs in order (`contract` then writes the products of every row in place)."""
+    groups = _groups(sstep, tread, tpad)
+    if len(groups) != 1:
+        return False
+    _, sc, _, tc, t_reps = groups[0]
+    return bool(np.array_equal(sc * t_reps.size + tc, np.arange(sc.size)))
+
+
+def rows_in_place(h_of: np.ndarray, which: np.ndarray, n_h: int, n_w: int) -> bool:
+    """Whether the rows (stream row h_of[r], TRF operand which[r], of n_h and n_w) run through
+    their parts' pairs in an order `contract` writes in place."""
+    s_rows, w_rows, place = _grid(h_of, which, n_h, n_w)
+    return _row_order(place, *s_rows.shape, w_rows.shape[1]) is not None
+
+
+def _grid(h_of: np.ndarray, which: np.ndarray, n_h: int, n_w: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`row_pairs.pair_grid` of the rows, or one part of every pair when they make none."""
+    grid = pair_grid(h_of, which)      # parts whose stream and TRF rows meet each other only
+    return grid if grid is not None else (np.arange(n_h)[None], np.arange(n_w)[None], h_of * n_w + which)
+
+
 def _groups(sstep: np.ndarray, tread: np.ndarray, tpad: np.ndarray) -> list[tuple[np.ndarray, ...]]:
+    """`_grouped` of the slots' tables, remembered (a contraction's plan is the same every run)."""
+    return _remembered_groups(*((t.dtype.str, t.shape, t.tobytes()) for t in (sstep, tread, tpad)))
+
+
+@functools.lru_cache(maxsize=64)
+def _remembered_groups(*tables: tuple[str, tuple[int, ...], bytes]) -> list[tuple[np.ndarray, ...]]:
+    return [frozen(g) for g in _grouped(*(np.frombuffer(b, d).reshape(s) for d, s, b in tables))]
+
+
+def _grouped(sstep: np.ndarray, tread: np.ndarray, tpad: np.ndarray) -> list[tuple[np.ndarray, ...]]:
     """The slots' matmul groups: (slots, each one's stream class among the group's, a slot of
     each stream class, each one's TRF class, a slot of each TRF class). Slots whose stream
     reads (`sstep`, and skipped steps) are the same share a stream class, those whose TRF
@@ -82,18 +131,24 @@ def _groups(sstep: np.ndarray, tread: np.ndarray, tpad: np.ndarray) -> list[tupl
 
 
 def _classes(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(a row of each class of equal rows of `table` (2-D integers), each row's class)."""
+    """(the first row of each class of equal rows of `table` (2-D integers), each row's
+    class), the classes numbered in the order their first rows come: when the slots run
+    through the pairs of classes in order, `contract` places the products in place."""
     rows = np.ascontiguousarray(table)
     whole = rows.view(np.dtype((np.void, rows.shape[1] * rows.itemsize))).reshape(-1)   # a row, one item
     _, first, inverse = np.unique(whole, return_index=True, return_inverse=True)
-    return first, inverse.reshape(-1)
+    order = np.argsort(first)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return first[order], rank[inverse.reshape(-1)]
 
 
 def gathered(packets: np.ndarray, stored: np.ndarray, sstep: np.ndarray, tread: np.ndarray, tpad: np.ndarray,
-             g: int, n_cols: int) -> tuple[list, tuple[int, int] | None]:
+             g: int, n_cols: int,
+             floor: Callable[[np.ndarray], Any] = unit_floor) -> tuple[list, tuple[int, int] | None]:
     """The stream operands of the matmuls (module docstring): per output column and group
     of slots (`_groups`), (the column, the group, the codes A (distinct rows, stream
-    classes, steps x leaves)), and their `codes_range`. packets (rows, elements) the
+    classes, steps x leaves)), and their `codes_range` (by `floor`). packets (rows, elements) the
     stream's bf16 codes, rows `stored` the distinct ones; sstep / tread / tpad the plan's
     slots (`contract_jit.run_float`)."""
     src = packets[_stepped(stored)]
@@ -110,7 +165,7 @@ def gathered(packets: np.ndarray, stored: np.ndarray, sstep: np.ndarray, tread: 
             if tpad.shape[0]:
                 a.reshape(*a.shape[:2], -1, g)[:, tpad[reps]] = 0   # skipped steps: +0 products, exact
             parts.append((j, group, a))
-    return parts, codes_range(*(a for *_, a in parts))
+    return parts, codes_range(*(a for *_, a in parts), floor=floor)
 
 
 def contract(parts: list, h_of: np.ndarray, wt: np.ndarray, which: np.ndarray, tread: np.ndarray, rr: int, g: int,
@@ -120,14 +175,10 @@ def contract(parts: list, h_of: np.ndarray, wt: np.ndarray, which: np.ndarray, t
     widened)."""
     n_w, lanes = wt.shape[0], wt.shape[2]
     leaves = np.arange(g, dtype=np.int64)
-    grid = pair_grid(h_of, which)      # parts whose stream and TRF rows meet each other only
-    if grid is None:                   # one part: every pair
-        grid = np.arange(parts[0][2].shape[0])[None], np.arange(n_w)[None], h_of * n_w + which
-    s_rows, w_rows, place = grid
+    s_rows, w_rows, place = _grid(h_of, which, parts[0][2].shape[0], n_w)
     n_p, ns, nw = s_rows.shape[0], s_rows.shape[1], w_rows.shape[1]
     part, si, wi = place // (ns * nw), place // nw % ns, place % nw
-    in_order = (place.size == out.shape[0] == n_p * ns * nw and out.flags.c_contiguous
-                and np.array_equal(place, np.arange(place.size)))
+    order = _row_order(place, n_p, ns, nw) if place.size == out.shape[0] and out.flags.c_contiguous else None
     for j, (slots, sc, _, tc, t_reps), a in parts:
         w_idx = (tread[t_reps][:, :, None] * rr + (j * g + leaves) % rr).reshape(t_reps.size, -1)
         # b[p, e, t, w, lane] = wt[w_rows[p, w], w_idx[t, e], lane]: one take of whole lane rows
@@ -136,10 +187,15 @@ def contract(parts: list, h_of: np.ndarray, wt: np.ndarray, which: np.ndarray, t
         lhs = widen_codes(_rows(a, s_rows)).reshape(n_p, -1, w_idx.shape[1])
         res = (lhs @ b).reshape(n_p, ns, a.shape[1], t_reps.size, nw, lanes)
         at = sc * t_reps.size + tc                             # each slot among the classes' pairs
-        if in_order and slots.size == out.shape[2] and np.array_equal(at, np.arange(at.size)):
-            # row r is pair r and slot s pair s: the products land in place, +0 added on the way
-            dest = out.reshape(n_p, ns, nw, lanes, a.shape[1], t_reps.size, -1)[..., j]
-            np.add(res.transpose(0, 1, 4, 5, 2, 3), np.float32(0), out=dest)   # a -0 sum is +0
+        if order is not None and slots.size == out.shape[2] and np.array_equal(at, np.arange(at.size)):
+            # the rows run through the pairs in order and slot s is pair s: the products land in
+            # place, +0 added on the way
+            if order == "stream":
+                dest = out.reshape(n_p, ns, nw, lanes, a.shape[1], t_reps.size, -1)[..., j]
+                np.add(res.transpose(0, 1, 4, 5, 2, 3), np.float32(0), out=dest)   # a -0 sum is +0
+            else:
+                dest = out.reshape(n_p, nw, ns, lanes, a.shape[1], t_reps.size, -1)[..., j]
+                np.add(res.transpose(0, 4, 1, 5, 2, 3), np.float32(0), out=dest)
             continue
         by_pair = res[part, si, :, :, wi]                      # (rows, stream classes, TRF classes, lanes)
         np.add(by_pair, np.float32(0), out=by_pair)            # a -0 sum is +0
@@ -149,6 +205,20 @@ def contract(parts: list, h_of: np.ndarray, wt: np.ndarray, which: np.ndarray, t
         else:
             out[:, :, slots, j] = picked[:, at].transpose(0, 2, 1)
     return out
+
+
+def _row_order(place: np.ndarray, n_p: int, ns: int, nw: int) -> str | None:
+    """How the rows run through the parts' (stream class, TRF class) pairs, `place` naming
+    each row's: "stream" when row r is pair r (the stream class the slower), "trf" when the
+    TRF class is the slower within each part, None when neither."""
+    pairs = np.arange(n_p * ns * nw)
+    if place.size != pairs.size:
+        return None
+    if np.array_equal(place, pairs):
+        return "stream"
+    if np.array_equal(place, pairs.reshape(n_p, ns, nw).transpose(0, 2, 1).reshape(-1)):
+        return "trf"
+    return None
 
 
 def _affine(idx: np.ndarray) -> tuple[int, int, int] | None:

@@ -220,20 +220,6 @@ def _scanned(packets, table, weights, which, held, sstep, tread, plan, wofs0, tp
     return out if exact(found + ([] if w_range is None else [w_range]), terms) else None
 
 
-def _weight_spans(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int) -> tuple[list, tuple]:
-    """(the TRF row ranges `_weight_operand` reads, as `CopyNotes.remember`'s spans; what
-    else its widened operand depends on): a later contraction reading the same operand of
-    the same TRF rows, unwritten since, takes the one widened before."""
-    width = (mem.target.bits_of(outer.weight_type.dtype) or 8) // 8
-    shape = (trf.lane_bytes // width, trf.first_row * mem.row_bytes // width, n_elems, trf.lanes)
-    touched = jit_weights.operand_rows(*shape, mem.row_bytes // width)
-    spans, parts = [], []
-    for (chip, cluster), sel in rows.groups():
-        spans.append((("trf", int(chip), int(cluster)), int(touched[0]), int(touched[-1]) + 1))
-        parts.append((int(chip), int(cluster), np.asarray(rows.slice[sel], np.int64).tobytes()))
-    return spans, (outer.weight_type.name, shape, tuple(parts))
-
-
 def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int, offs: np.ndarray,
                     per_row: bool = False, assume: bool = False, kept: bool = False) -> tuple[Any, np.ndarray, Any]:
     """The first `n_elems` elements of every lane of the rows' TRF tensors, widened: with no
@@ -319,11 +305,18 @@ def _by_blas(plan: Plan, packets: np.ndarray, held: np.ndarray, slots: tuple, ou
     stored = np.flatnonzero(held == np.arange(held.size))
     if 2 * stored.size > held.size:    # most rows their own stream: they cannot share the pairs' products
         return None
-    parts, s_range = contract_blas.gathered(packets, stored, sstep, tread, tpad, plan.g, n_cols)
+    terms = plan.g * math.prod(plan.digits_summed())
+    few = terms < contract_blas.MIN_TERMS     # then only when the products land in place, and many
+    products = rows.count * plan.lanes * plan.slots * plan.out_cols * terms
+    if few and (products < contract_blas.MIN_PRODUCTS_IN_PLACE
+                or not contract_blas.slots_in_place(sstep, tread, tpad)):
+        return None
+    parts, s_range = contract_blas.gathered(packets, stored, sstep, tread, tpad, plan.g, n_cols,
+                                            functools.partial(jit_scan.bf16_floor, _compiled()))
     if s_range is None:
         return None
     n_w = (int(tread.max()) + 1) * plan.read_elems
-    spans, tag = _weight_spans(outer, trf, rows, mem, n_w)
+    spans, tag = jit_weights.spans(outer, trf, rows, mem, n_w)
     known = mem.copies.recall(spans, tag)   # a tile's second contraction: the first's operand
     if known is None:
         wt, which, _ = _weight_operand(outer, trf, rows, mem, n_w, _NO_OFFS, kept=True)
@@ -331,9 +324,9 @@ def _by_blas(plan: Plan, packets: np.ndarray, held: np.ndarray, slots: tuple, ou
         mem.copies.remember(spans, tag, known)
     wt, which, w_range = known
     h_of = np.searchsorted(stored, held)
-    terms = plan.g * math.prod(plan.digits_summed())
     if (w_range is None or not contract_blas.no_rounding(s_range, w_range, terms)
-            or not contract_blas.pairs(h_of, which, stored.size, wt.shape[0])):
+            or not contract_blas.pairs(h_of, which, stored.size, wt.shape[0])
+            or few and not contract_blas.rows_in_place(h_of, which, stored.size, wt.shape[0])):
         return None
     out = _accumulators(plan, rows, mem)
     return contract_blas.contract(parts, h_of, wt, which, tread, plan.read_elems, plan.g, out)
@@ -357,8 +350,9 @@ def run_float(plan: Plan, stream: np.ndarray | Repeated, outer: Any, trf: Any, r
     paired = (plan.outer_pad is None and plan.reduce_pad is None and plan.lanes == trf.lanes == jit_exact.LANES
               and plan.g in jit_exact.TREES and all(o + plan.g <= plan.read_elems for o in wofs0))
     known = getattr(stream, "held", None)
+    fewest = min(contract_blas.MIN_TERMS, contract_blas.MIN_TERMS_IN_PLACE)
     if (known is not None and paired and packets.dtype == np.uint16 and outer.weight_type.name == "BF16"
-            and plan.g * math.prod(plan.digits_summed()) >= contract_blas.MIN_TERMS):
+            and plan.g * math.prod(plan.digits_summed()) >= fewest):
         found = _by_blas(plan, packets, known, (sstep, tread, tpad, n_cols), outer, trf, rows, mem)
         if found is not None:
             return found

@@ -27,10 +27,11 @@ nothing from numba.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 
-__all__ = ["INLINE", "ORDER", "distinct", "gathered", "operand_rows", "widened", "words_of"]
+__all__ = ["INLINE", "ORDER", "distinct", "gathered", "operand_rows", "spans", "widened", "words_of"]
 
 _U8, _U16 = np.uint64(8), np.uint64(16)
 
@@ -268,3 +269,17 @@ ORDER = ("digest", "same", "_equal_words", "classes", "gather", "code_bits", "la
 """Compiled in this order."""
 INLINE = ("_equal_words", "code_bits")
 """Inlined into their callers; the others are called from Python."""
+
+
+def spans(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int) -> tuple[list, tuple]:
+    """(the TRF row ranges `contract_jit._weight_operand` reads, as `CopyNotes.remember`'s
+    spans; what else its widened operand depends on): a later contraction reading the same
+    operand of the same TRF rows, unwritten since, takes the one widened before."""
+    width = (mem.target.bits_of(outer.weight_type.dtype) or 8) // 8
+    shape = (trf.lane_bytes // width, trf.first_row * mem.row_bytes // width, n_elems, trf.lanes)
+    touched = operand_rows(*shape, mem.row_bytes // width)
+    found, parts = [], []
+    for (chip, cluster), sel in rows.groups():
+        found.append((("trf", int(chip), int(cluster)), int(touched[0]), int(touched[-1]) + 1))
+        parts.append((int(chip), int(cluster), np.asarray(rows.slice[sel], np.int64).tobytes()))
+    return found, (outer.weight_type.name, shape, tuple(parts))
