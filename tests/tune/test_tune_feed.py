@@ -41,6 +41,9 @@ class _Clock:
         self.log.append(("here", self.now, len(batch.items)))
         return self._timed(batch)
 
+    def best(self) -> int | None:
+        return None
+
     def starting(self) -> bool:
         return self.now < self.answer_at
 
@@ -169,3 +172,63 @@ def test_an_artifact_the_sweep_could_not_emit_is_compiled_after_it(monkeypatch: 
     space = _unchecked()
     result = tune(space)
     assert result.winner.text == compile_kernel(space.factory(**result.winner.params), "rngd").text
+
+
+class _Sharing(_Clock):
+    """A clock whose processes have shared the makespan `shared` (a pool's shared value, what a
+    dask cluster's workers publish) before any batch is back."""
+
+    def __init__(self, shared: int, **kw) -> None:
+        super().__init__(**kw)
+        self.shared = shared
+
+    def best(self) -> int | None:
+        return self.shared
+
+
+def test_the_queue_is_pruned_by_the_best_the_executors_processes_share(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A makespan another process found prunes the queue here before the batch that found it
+    is back: the candidates it prunes by their parameter bound are neither evaluated here nor
+    sent."""
+    executor = _Sharing(1003, workers=1)
+    dropped: list[tuple[int, int]] = []
+
+    def drop(index: int, known: int) -> bool:
+        if index % 2:  # the odd candidates' parameter bound exceeds 1003
+            dropped.append((index, known))
+            return True
+        return False
+
+    monkeypatch.setattr(tune_mod, "evaluate_timed", executor.here)
+    points = [{"k": k} for k in range(40)]
+    sent: list[int] = []
+    real_batch = Batch
+
+    def make(idx):
+        sent.extend(idx)
+        return real_batch(None, "rngd", None, True, tuple((i, points[i]) for i in idx))
+
+    tune_mod._sweep(executor, points, make, lambda cs: None, drop)
+    assert sorted(i for i, _ in dropped) == list(range(1, 40, 2)) and {k for _, k in dropped} == {1003}
+    assert sorted(sent) == list(range(0, 40, 2))
+
+
+def test_a_candidate_pruned_by_its_parameters_moves_no_price(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pruned by its parameter bound, a candidate costs about a millisecond wherever that
+    happens; priced, it would make the traced candidates still queued look cheap and the next
+    batch take a run of them."""
+    priced: list[int] = []
+
+    class Recording(tune_batches.Costs):
+        def add(self, indices, seconds):
+            priced.extend(indices)
+            super().add(indices, seconds)
+
+    def timed(batch):
+        out = [Candidate(i, p, "pruned", bound=9, message="bound 9 > best makespan 5, from its parameters")
+               if i % 3 == 0 else Candidate(i, p, "ok", makespan=5, bound=5) for i, p in batch.items]
+        return tuple(0.001 if c.status == "pruned" else 0.04 for c in out), out
+
+    monkeypatch.setattr(tune_mod, "Costs", Recording)
+    _sweep(_Clock(workers=1, timed=timed), 30, monkeypatch)
+    assert sorted(priced) == [k for k in range(30) if k % 3]
