@@ -57,7 +57,7 @@ from tu_ops.target import for_chips, get_target
 from visa.schedule import schedule_artifact
 
 from driver.tune_bits import Runs, compare_bits
-from driver.tune_batches import MAX_BATCH, MIN_BATCH, Costs, batch_size
+from driver.tune_batches import MAX_BATCH, Costs, batch_size
 from driver.tune_eval import PARAM_PRUNED, Batch, Candidate, evaluate_timed, param_pruned, prebound, target_rates
 from driver.tune_exec import FactoryRef, make_executor
 
@@ -104,7 +104,7 @@ def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int
     scheduler that has not answered yet) whether it can take tasks: a worker waits at most
     one candidate for its next batch, and the cluster gets its first as soon as its
     scheduler answers. Until a makespan is known, while this process looks for one too,
-    each worker gets one small batch at a time (it lowers its candidates in full until it
+    each worker gets one candidate at a time (it lowers its candidates in full until it
     finds or hears of one). Whenever a better makespan is known, the queued candidates
     `drop` prunes (by their parameter bound against it) leave the queue: never sent, nor sized
     into a batch. Known: a candidate came back with it, or, before its batch is back, the
@@ -137,7 +137,9 @@ def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int
 
     def batch() -> Batch:
         if best[0] == math.inf and executor.helps:  # no makespan yet, and this process looks for one
-            return make([queue.popleft() for _ in range(min(len(queue), MIN_BATCH))])
+            # one candidate: with two, this process took the third of the sweep's order and lowered
+            # in full, with no makespan to prune against, what a serial sweep prunes
+            return make([queue.popleft()])
         head = [queue[k] for k in range(min(len(queue), MAX_BATCH))]
         size = batch_size(head, len(queue), executor.width, costs)
         return make([queue.popleft() for _ in range(size)])

@@ -8,7 +8,7 @@ import itertools
 import pytest
 
 from driver import tune as tune_mod
-from driver.tune_batches import FEW_VALUES, MAX_BATCH, MIN_BATCH, Costs, batch_size, cut
+from driver.tune_batches import FEW_VALUES, MAX_BATCH, Costs, batch_size, cut
 from driver.tune_eval import Batch, Candidate
 
 # runs of cheap candidates, a run of dear ones, cheap and dear alternating, middling ones
@@ -164,11 +164,11 @@ def test_the_first_batches_grow_with_the_candidates_priced() -> None:
     """The sweep's head is its dearest part: one candidate priced at 0.04 s does not make the
     next batch 10 of them (a drawn space's first dask batch took all 6 candidates its sweep
     still had to lower, and that worker did nearly all the work): at most one candidate a
-    batch for every `width` priced, MIN_BATCH at least."""
+    batch for every `width` priced, one at least."""
     points = [{"p": k} for k in range(64)]
     costs = Costs(points)
     costs.add([0], [0.04])
-    assert batch_size(list(range(1, 17)), 56, 2, costs) == MIN_BATCH
+    assert batch_size(list(range(1, 17)), 56, 2, costs) == 1
     costs.add(list(range(1, 13)), [0.04] * 12)
     assert batch_size(list(range(13, 29)), 44, 2, costs) == 6  # 13 priced: 6; the price alone gives 8
     costs.add(list(range(13, 41)), [0.04] * 28)

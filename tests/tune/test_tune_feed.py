@@ -107,10 +107,11 @@ def test_the_cluster_gets_its_first_batch_when_its_scheduler_answers(monkeypatch
         assert [e for e, *_ in executor.log[:answer_at]] == ["here"] * answer_at
 
 
-def test_workers_get_small_batches_until_a_makespan_is_known(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Until some candidate has compiled, each worker holds one MIN_BATCH batch (this process
-    looks for a makespan too, a candidate at a time); then batches sized by cost, two in
-    flight a worker."""
+def test_workers_get_one_candidate_until_a_makespan_is_known(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Until some candidate has compiled, each worker holds one candidate (this process looks
+    for a makespan too, a candidate at a time: with two a worker, this process took the third
+    of the order and lowered it with nothing to prune against); then batches sized by cost,
+    two in flight a worker."""
     refused = set(tune_mod.spread(64)[:4])  # the first candidates sent anywhere do not compile
 
     def timed(batch):
@@ -121,7 +122,7 @@ def test_workers_get_small_batches_until_a_makespan_is_known(monkeypatch: pytest
     executor = _Clock(workers=2, timed=timed)
     _sweep(executor, 64, monkeypatch)
     first = [(e, n) for e, _, n in executor.log[:2]]
-    assert first == [("sent", tune_batches.MIN_BATCH), ("sent", tune_batches.MIN_BATCH)]
+    assert first == [("sent", 1), ("sent", 1)]
     later = [n for e, _, n in executor.log if e == "sent"]
     assert max(later) > tune_batches.MIN_BATCH
 
