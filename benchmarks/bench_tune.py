@@ -21,7 +21,9 @@ against the issue's goal (2 local workers >= 1.6x serial):
   Both are printed per round.
 - busiest-process CPU: serial's CPU / the CPU of the busiest process of the executor (this
   process or its pool worker; the busiest dask worker), read from each process's own clock,
-  which the other processes on the machine do not stretch. With a free core per process the
+  which the other processes on the machine do not stretch (a dask worker's from /proc by its
+  pid, `_Cluster`: reading it through a client counted the client's calls as the worker's
+  CPU, and this process's window holds the sweep alone, not the benchmark's own client). With a free core per process the
   wall time nears it, overheads aside. The verdict when the machine was loaded: the wall
   ratio is then printed and not judged (the other agents' load, not the tuner, sets it).
 The dask scheduler's and this process's CPU are printed as well (on 2 cores they take time

@@ -95,28 +95,18 @@ def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int
            take: Callable[[list[Candidate]], None], drop: Callable[[int, int], bool] = lambda index, best: False,
            idle: Callable[[], None] = lambda: None, order: Sequence[int] | None = None) -> None:
     """Evaluate every point in `order` (default `spread`): batches to the executor's workers,
-    up to two in flight per worker, and, when the executor lets this process help (`helps`),
-    one candidate at a time here meanwhile. A batch holds about the same predicted work, a share of what is left
-    (driver/tune_batches.py: by the CPU seconds each candidate back cost), so batches shrink
-    as the space drains: the last ones, which the other processes may have to wait for, are
-    short. Between any two candidates this process evaluates, it collects the batches that
-    came back and sends new ones, and asks a starting executor (`starting()`: a dask
-    scheduler that has not answered yet) whether it can take tasks: a worker waits at most
-    one candidate for its next batch, and the cluster gets its first as soon as its
-    scheduler answers. Until a makespan is known, while this process looks for one too,
-    each worker gets one candidate at a time (it lowers its candidates in full until it
-    finds or hears of one). Whenever a better makespan is known, the queued candidates
-    `drop` prunes (by their parameter bound against it) leave the queue: never sent, nor sized
-    into a batch. Known: a candidate came back with it, or, before its batch is back, the
-    executor's processes shared it (`executor.best()`: a pool's shared value, the makespans a
-    dask cluster's workers publish), so this process neither evaluates nor sends a candidate
-    another process's find already prunes. A candidate pruned by its parameter bound costs
-    about a millisecond wherever it is pruned: it moves no price (`Costs`), or it would
-    price the traced candidates still queued far too low and the next batch would take a
-    run of them.
-    Once the queue is empty and this process would only wait for the workers' last batches,
-    it calls `idle()` before each wait (the tuner emits the leading candidate's artifact
-    there, the sweep's one serial step, which it did after the last batch came back)."""
+    up to two in flight per worker, and, when the executor `helps`, one candidate at a time
+    here meanwhile, looking at the workers between any two (collecting, sending, asking a
+    `starting()` dask executor whether its scheduler answered). A batch holds about the same
+    predicted work, a share of what is left (driver/tune_batches.py), so the last ones are
+    short. Until a makespan is known, while this process looks for one too, each worker
+    gets one candidate at a time. Whenever a better makespan is known (a batch back with it,
+    or the executor's processes shared it: `executor.best()`), the queued candidates `drop`
+    prunes by their parameter bound leave the queue, never sent; such a candidate pruned
+    anywhere (about a millisecond) moves no price (`Costs`), or the traced ones still queued
+    would look cheap and a batch take a run of them. Once the queue is empty and this process
+    would only wait for the workers' last batches, it calls `idle()` before each wait (the
+    tuner emits the leading candidate's artifact there)."""
     queue = deque(spread(len(points)) if order is None else order)
     costs = Costs(points)  # what each candidate back cost (CPU seconds, measured where it ran)
     best: list[float] = [math.inf]  # the best makespan back so far (queue pruned against it)
@@ -137,9 +127,7 @@ def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int
 
     def batch() -> Batch:
         if best[0] == math.inf and executor.helps:  # no makespan yet, and this process looks for one
-            # one candidate: with two, this process took the third of the sweep's order and lowered
-            # in full, with no makespan to prune against, what a serial sweep prunes
-            return make([queue.popleft()])
+            return make([queue.popleft()])  # with two, this process lowered the third with nothing to beat
         head = [queue[k] for k in range(min(len(queue), MAX_BATCH))]
         size = batch_size(head, len(queue), executor.width, costs)
         return make([queue.popleft() for _ in range(size)])
