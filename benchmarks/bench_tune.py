@@ -21,7 +21,9 @@ against the issue's goal (2 local workers >= 1.6x serial):
   Both are printed per round.
 - busiest-process CPU: serial's CPU / the CPU of the busiest process of the executor (this
   process or its pool worker; the busiest dask worker), read from each process's own clock,
-  which the other processes on the machine do not stretch. With a free core per process the
+  which the other processes on the machine do not stretch (a dask worker's from /proc by its
+  pid, `_Cluster`: reading it through a client counted the client's calls as the worker's
+  CPU, and this process's window holds the sweep alone, not the benchmark's own client). With a free core per process the
   wall time nears it, overheads aside. The verdict when the machine was loaded: the wall
   ratio is then printed and not judged (the other agents' load, not the tuner, sets it).
 The dask scheduler's and this process's CPU are printed as well (on 2 cores they take time
@@ -125,17 +127,51 @@ SPACE = space_of(draw_space({seed}), run=False)
 """
 
 
-def _worker_cpu(address: str, cold: bool = False) -> tuple[dict[str, tuple[float, float]], float]:
-    """Each dask worker's (process CPU seconds, CPU seconds of its candidates) so far, and the
-    scheduler's CPU seconds; `cold`: the workers' memos emptied first. The client is closed
-    again before the sweep: while its thread runs, a `--jobs 2` pool in this process would be
-    spawned, not forked as on the command line (driver/tune_exec.py `_start_method`)."""
-    with Client(address, timeout=30) as client:
-        client.run(count_task_cpu)
-        if cold:
-            client.run(clear_memos)
-        procs, tasks = client.run(time.process_time), client.run(task_cpu)
-        return {w: (procs[w], tasks[w]) for w in procs}, client.run_on_scheduler(time.process_time)
+def _proc_cpu(pid: int) -> float:
+    """CPU seconds process `pid` of this machine has run, summed over its live threads
+    (`/proc/PID/task/*/schedstat`, nanoseconds: the clock `time.process_time` reads): read
+    from outside, so reading it costs the process nothing."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):  # a thread that ended meanwhile
+            continue
+    return total / 1e9
+
+
+class _Cluster:
+    """The dask cluster's processes as this benchmark reads them: each worker's process CPU
+    from /proc (the cluster runs on this machine), so the reading adds nothing to the sweep's
+    CPU, and the CPU of its candidates (`task_cpu`, through a client opened outside the
+    sweep's window). Read through `Client.run` around the sweep, as before round 23, each
+    worker's CPU counted a client's connection and the calls that read it (5-10 ms a run)."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        with Client(address, timeout=30) as client:
+            client.run(count_task_cpu)
+            self._pids = client.run(os.getpid)
+            self._scheduler = client.run_on_scheduler(os.getpid)
+
+    def _tasks(self, cold: bool = False) -> dict[str, float]:
+        with Client(self.address, timeout=30) as client:
+            if cold:
+                client.run(clear_memos)
+            tasks = client.run(task_cpu)
+        time.sleep(0.1)  # the scheduler and the workers drop the closed client's connection
+        return tasks
+
+    def before(self, cold: bool) -> tuple[dict[str, tuple[float, float]], float]:
+        """Each worker's (process CPU, its candidates' CPU) and the scheduler's CPU before a
+        run; `cold`: the workers' memos emptied first."""
+        tasks = self._tasks(cold)
+        return ({w: (_proc_cpu(pid), tasks[w]) for w, pid in self._pids.items()}, _proc_cpu(self._scheduler))
+
+    def after(self) -> tuple[dict[str, tuple[float, float]], float]:
+        procs, sched = {w: _proc_cpu(pid) for w, pid in self._pids.items()}, _proc_cpu(self._scheduler)
+        tasks = self._tasks()
+        return {w: (procs[w], tasks[w]) for w in procs}, sched
 
 
 def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool,
@@ -154,6 +190,7 @@ def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool
         address = None
         if dask:
             address = stack.enter_context(local_cluster(workers=2, threads=1))
+            cluster = _Cluster(address)
             runs["dask 2x1"] = lambda: tune(space, ref=ref, scheduler=address)
         times: dict[str, list[float]] = {name: [] for name in runs}
         cpus: dict[str, list[tuple[float, ...]]] = {name: [] for name in runs}
@@ -166,18 +203,20 @@ def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool
                     loads.append(machine.sample())
                     if not warm:
                         clear_memos()
+                    # the cluster is read outside this process's window: its client's CPU is not the sweep's
+                    remote, sched = cluster.before(not warm) if name == "dask 2x1" else ({}, 0.0)
                     own, kids = time.process_time(), _children_cpu()
-                    remote, sched = _worker_cpu(address, not warm) if name == "dask 2x1" else ({}, 0.0)
                     start = time.perf_counter()
                     result = runs[name]()
                     times[name].append(time.perf_counter() - start)
+                    own, kids = time.process_time() - own, _children_cpu() - kids
                     spent, sched_spent = [(0.0, 0.0)], 0.0
                     if remote:
-                        now, sched_now = _worker_cpu(address)
+                        now, sched_now = cluster.after()
                         spent = [(t[0] - remote[w][0], t[1] - remote[w][1]) for w, t in now.items()]
                         sched_spent = sched_now - sched
                     busiest = max(spent)  # the worker of most process CPU, and its candidates' CPU
-                    cpus[name].append((time.process_time() - own, _children_cpu() - kids, busiest[0], sched_spent,
+                    cpus[name].append((own, kids, busiest[0], sched_spent,
                                        busiest[1]))
                     winners[name].add(None if result.winner is None else result.winner.index)
                     if k == 0:

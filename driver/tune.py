@@ -57,8 +57,8 @@ from tu_ops.target import for_chips, get_target
 from visa.schedule import schedule_artifact
 
 from driver.tune_bits import Runs, compare_bits
-from driver.tune_batches import MAX_BATCH, MIN_BATCH, Costs, batch_size
-from driver.tune_eval import Batch, Candidate, evaluate_timed, param_pruned, prebound, target_rates
+from driver.tune_batches import MAX_BATCH, Costs, batch_size
+from driver.tune_eval import PARAM_PRUNED, Batch, Candidate, evaluate_timed, param_pruned, prebound, target_rates
 from driver.tune_exec import FactoryRef, make_executor
 
 __all__ = ["Candidate", "TuneResult", "sweep_order", "tune", "with_text"]
@@ -92,43 +92,42 @@ def _ranked(candidates: Sequence[Candidate]) -> list[Candidate]:
 
 
 def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int]], Batch],
-           take: Callable[[list[Candidate]], None], drop: Callable[[int], bool] = lambda index: False,
+           take: Callable[[list[Candidate]], None], drop: Callable[[int, int], bool] = lambda index, best: False,
            idle: Callable[[], None] = lambda: None, order: Sequence[int] | None = None) -> None:
     """Evaluate every point in `order` (default `spread`): batches to the executor's workers,
-    up to two in flight per worker, and, when the executor lets this process help (`helps`),
-    one candidate at a time here meanwhile. A batch holds about the same predicted work, a share of what is left
-    (driver/tune_batches.py: by the CPU seconds each candidate back cost), so batches shrink
-    as the space drains: the last ones, which the other processes may have to wait for, are
-    short. Between any two candidates this process evaluates, it collects the batches that
-    came back and sends new ones, and asks a starting executor (`starting()`: a dask
-    scheduler that has not answered yet) whether it can take tasks: a worker waits at most
-    one candidate for its next batch, and the cluster gets its first as soon as its
-    scheduler answers. Until a makespan is known, while this process looks for one too,
-    each worker gets one small batch at a time (it lowers its candidates in full until it
-    finds or hears of one). Whenever a candidate comes back with a better makespan, the
-    queued candidates `drop` prunes (by their parameter bound against the best makespan back
-    so far) leave the queue: never sent, nor sized into a batch.
-    Once the queue is empty and this process would only wait for the workers' last batches,
-    it calls `idle()` before each wait (the tuner emits the leading candidate's artifact
-    there, the sweep's one serial step, which it did after the last batch came back)."""
+    up to two in flight per worker, and, when the executor `helps`, one candidate at a time
+    here meanwhile, looking at the workers between any two (collecting, sending, asking a
+    `starting()` dask executor whether its scheduler answered). A batch holds about the same
+    predicted work, a share of what is left (driver/tune_batches.py), so the last ones are
+    short. Until a makespan is known, while this process looks for one too, each worker
+    gets one candidate at a time. Whenever a better makespan is known (a batch back with it,
+    or the executor's processes shared it: `executor.best()`), the queued candidates `drop`
+    prunes by their parameter bound leave the queue, never sent; such a candidate pruned
+    anywhere (about a millisecond) moves no price (`Costs`), or the traced ones still queued
+    would look cheap and a batch take a run of them. Once the queue is empty and this process
+    would only wait for the workers' last batches, it calls `idle()` before each wait (the
+    tuner emits the leading candidate's artifact there)."""
     queue = deque(spread(len(points)) if order is None else order)
     costs = Costs(points)  # what each candidate back cost (CPU seconds, measured where it ran)
     best: list[float] = [math.inf]  # the best makespan back so far (queue pruned against it)
 
-    def back(timed: tuple[Sequence[float], list[Candidate]]) -> None:
-        costs.add([c.index for c in timed[1]], timed[0])
-        take(timed[1])
-        new = min((c.makespan for c in timed[1] if c.status == "ok"), default=math.inf)
-        if new < best[0]:
+    def lower(new: float | None) -> None:
+        if new is not None and new < best[0]:
             best[0] = new
-            kept = [i for i in queue if not drop(i)]
+            kept = [i for i in queue if not drop(i, new)]
             if len(kept) < len(queue):
                 queue.clear()
                 queue.extend(kept)
 
+    def back(timed: tuple[Sequence[float], list[Candidate]]) -> None:
+        priced = [(c.index, s) for c, s in zip(timed[1], timed[0]) if not c.message.endswith(PARAM_PRUNED)]
+        costs.add([i for i, _ in priced], [s for _, s in priced])
+        take(timed[1])
+        lower(min((c.makespan for c in timed[1] if c.status == "ok"), default=math.inf))
+
     def batch() -> Batch:
         if best[0] == math.inf and executor.helps:  # no makespan yet, and this process looks for one
-            return make([queue.popleft() for _ in range(min(len(queue), MIN_BATCH))])
+            return make([queue.popleft()])  # with two, this process lowered the third with nothing to beat
         head = [queue[k] for k in range(min(len(queue), MAX_BATCH))]
         size = batch_size(head, len(queue), executor.width, costs)
         return make([queue.popleft() for _ in range(size)])
@@ -140,6 +139,7 @@ def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int
 
     pending: set[Any] = set()
     while queue or pending:
+        lower(executor.best())
         if not executor.starting():
             per_worker = 1 if best[0] == math.inf and executor.helps else 2
             while queue and len(pending) < per_worker * executor.workers:
@@ -225,19 +225,20 @@ def tune(space: Space, *, ref: FactoryRef | None = None, target: str = "rngd", j
     rates = target_rates(target)
     pre = [prebound(space, p, rates) for p in points] if prune and space.bound is not None else [None] * len(points)
 
-    def drop(index: int) -> bool:
+    def drop(index: int, known: int) -> bool:
         """Prune a queued candidate here, before it is sent, when its bound from its parameters
-        (`Space.bound`) exceeds the best makespan back so far."""
-        if not (prune and best and space.bound is not None):
+        (`Space.bound`) exceeds `known`, the best makespan known (back so far, or shared by the
+        executor's processes)."""
+        if not (prune and space.bound is not None):
             return False
-        pruned = param_pruned(index, points[index], pre[index], min(best))
+        pruned = param_pruned(index, points[index], pre[index], known)
         if pruned is None:
             return False
         take([pruned])
         return True
 
     with _frozen_heap():
-        executor = make_executor(jobs, scheduler, in_process=ref is None, ref=ref)
+        executor = make_executor(jobs, scheduler, in_process=ref is None, ref=ref, sweep=sweep)
         try:
             _sweep(executor, points, make, take, drop, texts.idle, sweep_order(pre))
             executor.settle()

@@ -23,7 +23,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["BATCH_SECONDS", "FEW_VALUES", "MAX_BATCH", "MIN_BATCH", "SHARES", "Costs", "batch_size", "cut"]
+__all__ = ["BATCH_SECONDS", "FEW_VALUES", "MAX_BATCH", "MIN_BATCH", "SHARES", "Costs", "batch_size", "cut",
+           "slow_start"]
 
 # Before any price is measured a batch is 1/(SHARES * width) of what is left, MIN_BATCH to
 # MAX_BATCH candidates (a task's round trip is paid once per batch). After, it holds
@@ -73,6 +74,10 @@ class Costs:
     def mean(self) -> float | None:
         return self.total / len(self._measured) if self._measured else None
 
+    def count(self) -> int:
+        """How many candidates' prices are known."""
+        return len(self._measured)
+
     def predict(self, index: int) -> float | None:
         """The predicted CPU seconds of candidate `index`; None when one of its lever values has
         no candidate measured yet, of a lever whose values repeat (the spread order sends a
@@ -118,9 +123,26 @@ def cut(costs: Sequence[float], target: float) -> int:
 def batch_size(head: Sequence[int], left: int, width: int, costs: Costs) -> int:
     """The size of the next batch: `head` holds the first (up to MAX_BATCH) indices of the
     queue, `left` its length. Before anything is measured, by count: 1/(SHARES * width) of
-    `left`; after, by predicted price (`cut`)."""
+    `left`; after, by predicted price (`cut`), and at most one candidate for every `width`
+    priced so far (one at least: `slow_start`)."""
     mean = costs.mean()
     if mean is None or mean <= 0:
         return min(left, max(MIN_BATCH, min(MAX_BATCH, -(-left // (SHARES * width)))))
     target = min(BATCH_SECONDS, left * mean / (SHARES * width))
-    return cut([target if (p := costs.predict(i)) is None else p for i in head], target)
+    return min(cut([target if (p := costs.predict(i)) is None else p for i in head], target),
+               slow_start(costs.count(), width))
+
+
+def slow_start(priced: int, width: int) -> int:
+    """The most candidates a batch may take once `priced` candidates' prices are known: one
+    for every `width` of them, one at least. The queue's head is its dearest part (the
+    sweep sends candidates by ascending bound: the first are lowered in full, most later ones
+    are pruned by the makespans the first find), so the first prices overstate what is left
+    and a batch sized by them took the whole head: on a drawn space whose sweep lowers 7
+    candidates, the first batch to one dask worker held all 6 still to lower (14 candidates:
+    the other 8 pruned by then) and that worker did nearly all the sweep (0.98x serial); in
+    batches of two, one worker still got 4 of the 6 (a dask worker holds two tasks at a
+    time). Growing with what has been priced, the head goes out a candidate or two a batch
+    to every worker, and a long sweep reaches full batches after some MAX_BATCH * width of
+    its candidates (a few more round trips at its start, about 4 ms of a worker's CPU each)."""
+    return max(1, priced // width)

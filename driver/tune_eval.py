@@ -45,7 +45,7 @@ from visa.schedule.steps import build_steps
 from driver.tune_space import resolve_space
 
 __all__ = ["Batch", "Candidate", "PoolBest", "early_bound", "evaluate_batch", "evaluate_timed", "freeze_heap",
-           "param_pruned", "prebound", "share_best", "target_rates"]
+           "param_pruned", "prebound", "share_best", "shared_best", "target_rates"]
 
 
 @attrs.frozen
@@ -145,6 +145,12 @@ def share_best(board: Any) -> None:
     share: a `PoolBest`, or a dask cluster's (driver/tune_share.py); anything with `best()`
     (None: none yet) and `offer(makespan)`. None stops sharing."""
     _SHARED_BEST[0] = board
+
+
+def shared_best() -> int | None:
+    """The best makespan the processes of this sweep share (`share_best`; None: none yet, or
+    no board): what the tuner prunes its queue against besides the results back so far."""
+    return _SHARED_BEST[0].best() if _SHARED_BEST[0] is not None else None
 
 
 def _best_known(cutoff: int | None) -> int | None:
@@ -314,7 +320,10 @@ def param_pruned(index: int, params: dict[str, Any], pre: int | None, cutoff: in
     if cutoff is None or pre is None or pre <= cutoff:
         return None
     return Candidate(index, params, "pruned", bound=pre,
-                     message=f"bound {pre} > best makespan {cutoff}, from its parameters")
+                     message=f"bound {pre} > best makespan {cutoff}{PARAM_PRUNED}")
+
+
+PARAM_PRUNED = ", from its parameters"  # the end of the message of a candidate `param_pruned` pruned
 
 
 @attrs.frozen

@@ -26,7 +26,7 @@ from typing import Any
 from ir.errors import InternalError, NpuOptError
 import driver.tune_eval  # noqa: F401 - the workers' task function and everything it compiles with
 from driver.dask_probe import ask_scheduler
-from driver.tune_share import on_cluster
+from driver.tune_share import TOPIC, ClusterBest, on_cluster
 from driver.tune_space import FactoryRef, load_space, resolve_space, space_names
 
 __all__ = ["FactoryRef", "load_space", "make_executor", "resolve_space", "space_names"]
@@ -48,6 +48,9 @@ class _Inline:
 
     def starting(self) -> bool:
         return False
+
+    def best(self) -> int | None:
+        return None
 
     def settle(self) -> None:
         pass
@@ -112,6 +115,10 @@ class _Pool(_Futures):
     def submit(self, fn: Callable[[Any], Any], item: Any) -> Any:
         return self._pool.submit(fn, item)
 
+    def best(self) -> int | None:
+        """The best makespan any of the pool's processes has found (None: none yet)."""
+        return driver.tune_eval.shared_best()
+
     def settle(self) -> None:
         pass
 
@@ -126,7 +133,7 @@ class _Dask(_Futures):
     process evaluates batches itself; once it has answered, the client connects and this
     process only sends the batches and collects the results."""
 
-    def __init__(self, address: str) -> None:
+    def __init__(self, address: str, sweep: str = "") -> None:
         try:
             from dask.distributed import Client, wait  # optional: `pip install 'npu-opt[tune]'`
         except ImportError as e:
@@ -134,6 +141,8 @@ class _Dask(_Futures):
         self._address, self._client_class, self._wait = address, Client, wait
         self._probe = _Probe(address, Client)
         self._client = None
+        self._board = ClusterBest(lambda message: None)  # what the workers publish of this sweep's best
+        self._board.sweep = sweep
         self.width, self.workers, self.helps = 1, 0, True  # this process alone until the scheduler answers
         self.description = f"dask at {address}"
 
@@ -141,6 +150,9 @@ class _Dask(_Futures):
         """Connect once the probe has answered (`block`: wait for it); its refusal raises."""
         if self._client is None and self._probe.answered(block):
             self._client = self._client_class(self._address, timeout=CONNECT_TIMEOUT)
+            # the makespans the workers publish reach this process too (`best`): the sweep prunes
+            # its queue by them before the batch that found one is back
+            self._client.subscribe_topic(TOPIC, self._board.heard)
             threads = sum(self._client.nthreads().values())
             self.width = self.workers = max(1, threads)
             self.helps = False
@@ -154,6 +166,10 @@ class _Dask(_Futures):
     def wait(self, handles: Collection[Any], block: bool) -> list[Any]:
         self._connect(False)
         return super().wait(handles, block)
+
+    def best(self) -> int | None:
+        """The best makespan of this sweep a worker has published (None: none heard yet)."""
+        return self._board.best()
 
     def submit(self, fn: Callable[[Any], Any], item: Any) -> Any:
         # the task prunes against the best makespan any worker of the cluster has found (tune_share)
@@ -274,12 +290,14 @@ class _Probe:
         self._child.kill()
 
 
-def make_executor(jobs: int, scheduler: str | None, *, in_process: bool, ref: FactoryRef | None = None) -> Any:
-    """Inline for one job (or a space with no file to load it from), else a pool or dask."""
+def make_executor(jobs: int, scheduler: str | None, *, in_process: bool, ref: FactoryRef | None = None,
+                  sweep: str = "") -> Any:
+    """Inline for one job (or a space with no file to load it from), else a pool or dask
+    (`sweep`: the run's id, which tags the best makespans a dask cluster's workers publish)."""
     if scheduler is not None:
         if in_process:
             raise NpuOptError("a dask scheduler runs tune files: give the space's file (FactoryRef)", code="USAGE")
-        return _Dask(scheduler)
+        return _Dask(scheduler, sweep)
     if jobs < 1:
         raise NpuOptError(f"--jobs takes a positive count, not {jobs}", code="USAGE")
     jobs = min(jobs, os.cpu_count() or 1)

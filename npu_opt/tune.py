@@ -74,6 +74,9 @@ class Space:
     golden: tuple[tuple[str, Any], ...] | None = attrs.field(default=None, converter=_golden)
     distinct: Callable[[dict[str, Any]], Any] | None = None
     bound: Callable[[dict[str, Any], Any], int | None] | None = None
+    # the points, once listed: `npu-opt tune` counts them, then the sweep lists them again, and
+    # a synth space's `distinct` builds and budgets every point of the product (0.02-0.1 s)
+    _listed: list[dict[str, Any]] = attrs.field(factory=list, init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         if self.golden is not None:
@@ -87,7 +90,13 @@ class Space:
     def points(self) -> list[dict[str, Any]]:
         """Every parameter choice, in candidate order; with `distinct`, only the first of the
         points whose `distinct(point)` is equal (they build the same kernel), and none whose
-        `distinct(point)` is None."""
+        `distinct(point)` is None. Listed once per space (`distinct` must name a point's kernel
+        the same way every time); each call returns fresh dicts."""
+        if not self._listed:
+            self._listed.extend(self._list())
+        return [dict(point) for point in self._listed]
+
+    def _list(self) -> list[dict[str, Any]]:
         names = [name for name, _ in self.params]
         every = [dict(zip(names, values)) for values in itertools.product(*(v for _, v in self.params))]
         if self.distinct is None:

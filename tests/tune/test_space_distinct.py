@@ -21,3 +21,20 @@ def test_points_with_one_key_are_one_candidate_and_none_is_left_out() -> None:
 
     kept = Space(_factory, params, distinct=key).points()
     assert kept == [{"a": 1, "b": "x"}, {"a": 2, "b": "x"}, {"a": 2, "b": "y"}]
+
+
+def test_points_are_listed_once_per_space_and_handed_out_fresh() -> None:
+    """`npu-opt tune` counts the points, then the sweep lists them: `distinct` (a synth space
+    builds every point's source for it) runs once per point of the product, not once per
+    listing, and a caller that changes a point it was given changes no later listing."""
+    calls: list[dict] = []
+
+    def key(point: dict) -> object:
+        calls.append(point)
+        return point["a"]
+
+    space = Space(_factory, {"a": [1, 2], "b": ["x", "y"]}, distinct=key)
+    first = space.points()
+    first[0]["a"] = 99
+    assert space.points() == [{"a": 1, "b": "x"}, {"a": 2, "b": "x"}]
+    assert len(calls) == 4

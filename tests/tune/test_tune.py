@@ -255,6 +255,9 @@ class _Counting:
     def __init__(self) -> None:
         self.tasks: list[int] = []
 
+    def best(self) -> int | None:
+        return None
+
     def starting(self) -> bool:
         return False
 

@@ -71,7 +71,7 @@ def test_costs_predict_a_dear_value_of_a_fast_varying_lever() -> None:
 def test_a_lever_value_never_measured_has_no_price_and_fills_its_batch() -> None:
     points = _points()
     costs = Costs(points)
-    costs.add([0, 2, 8, 10], [0.02] * 4)  # a = 0, 1 with b = 0, 2: values of both levers repeat
+    costs.add([0, 2, 4, 8, 10, 12], [0.02] * 6)  # a = 0, 1 with b = 0, 2, 4: values of both levers repeat
     assert costs.predict(16) is None  # a = 2 unmeasured
     assert costs.predict(6) is None  # b = 6 unmeasured
     assert costs.predict(2) == pytest.approx(0.02)
@@ -86,7 +86,7 @@ def test_a_lever_of_values_seen_once_moves_no_price() -> None:
     is priced at the mean, not taken to end its batch (that would send one at a time)."""
     points = [{"config": f"c{k}"} for k in range(40)]
     costs = Costs(points)
-    costs.add([0, 1, 2, 3], [0.01, 0.03, 0.01, 0.03])
+    costs.add(list(range(12)), [0.01, 0.03] * 6)
     assert costs.predict(20) == pytest.approx(0.02)
     assert batch_size(list(range(20, 36)), 36, 2, costs) == 6  # target 36 * 0.02 / 6 = 0.12
 
@@ -99,6 +99,9 @@ class _TwoWorkers:
 
     def __init__(self) -> None:
         self.free, self.now, self.sent = [0.0, 0.0], 0.0, itertools.count()
+
+    def best(self) -> int | None:
+        return None
 
     def starting(self) -> bool:
         return False
@@ -155,3 +158,18 @@ def test_a_new_value_of_a_lever_of_many_values_moves_no_price() -> None:
     costs = Costs(few)
     costs.add(measured, [0.02] * 6)
     assert costs.predict(20) is None
+
+
+def test_the_first_batches_grow_with_the_candidates_priced() -> None:
+    """The sweep's head is its dearest part: one candidate priced at 0.04 s does not make the
+    next batch 10 of them (a drawn space's first dask batch took all 6 candidates its sweep
+    still had to lower, and that worker did nearly all the work): at most one candidate a
+    batch for every `width` priced, one at least."""
+    points = [{"p": k} for k in range(64)]
+    costs = Costs(points)
+    costs.add([0], [0.04])
+    assert batch_size(list(range(1, 17)), 56, 2, costs) == 1
+    costs.add(list(range(1, 13)), [0.04] * 12)
+    assert batch_size(list(range(13, 29)), 44, 2, costs) == 6  # 13 priced: 6; the price alone gives 8
+    costs.add(list(range(13, 41)), [0.04] * 28)
+    assert batch_size(list(range(41, 57)), 23, 2, costs) == 4  # the price alone: 23 * 0.04 / 6 -> 4

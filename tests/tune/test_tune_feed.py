@@ -41,6 +41,9 @@ class _Clock:
         self.log.append(("here", self.now, len(batch.items)))
         return self._timed(batch)
 
+    def best(self) -> int | None:
+        return None
+
     def starting(self) -> bool:
         return self.now < self.answer_at
 
@@ -104,10 +107,11 @@ def test_the_cluster_gets_its_first_batch_when_its_scheduler_answers(monkeypatch
         assert [e for e, *_ in executor.log[:answer_at]] == ["here"] * answer_at
 
 
-def test_workers_get_small_batches_until_a_makespan_is_known(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Until some candidate has compiled, each worker holds one MIN_BATCH batch (this process
-    looks for a makespan too, a candidate at a time); then batches sized by cost, two in
-    flight a worker."""
+def test_workers_get_one_candidate_until_a_makespan_is_known(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Until some candidate has compiled, each worker holds one candidate (this process looks
+    for a makespan too, a candidate at a time: with two a worker, this process took the third
+    of the order and lowered it with nothing to prune against); then batches sized by cost,
+    two in flight a worker."""
     refused = set(tune_mod.spread(64)[:4])  # the first candidates sent anywhere do not compile
 
     def timed(batch):
@@ -118,7 +122,7 @@ def test_workers_get_small_batches_until_a_makespan_is_known(monkeypatch: pytest
     executor = _Clock(workers=2, timed=timed)
     _sweep(executor, 64, monkeypatch)
     first = [(e, n) for e, _, n in executor.log[:2]]
-    assert first == [("sent", tune_batches.MIN_BATCH), ("sent", tune_batches.MIN_BATCH)]
+    assert first == [("sent", 1), ("sent", 1)]
     later = [n for e, _, n in executor.log if e == "sent"]
     assert max(later) > tune_batches.MIN_BATCH
 
@@ -169,3 +173,63 @@ def test_an_artifact_the_sweep_could_not_emit_is_compiled_after_it(monkeypatch: 
     space = _unchecked()
     result = tune(space)
     assert result.winner.text == compile_kernel(space.factory(**result.winner.params), "rngd").text
+
+
+class _Sharing(_Clock):
+    """A clock whose processes have shared the makespan `shared` (a pool's shared value, what a
+    dask cluster's workers publish) before any batch is back."""
+
+    def __init__(self, shared: int, **kw) -> None:
+        super().__init__(**kw)
+        self.shared = shared
+
+    def best(self) -> int | None:
+        return self.shared
+
+
+def test_the_queue_is_pruned_by_the_best_the_executors_processes_share(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A makespan another process found prunes the queue here before the batch that found it
+    is back: the candidates it prunes by their parameter bound are neither evaluated here nor
+    sent."""
+    executor = _Sharing(1003, workers=1)
+    dropped: list[tuple[int, int]] = []
+
+    def drop(index: int, known: int) -> bool:
+        if index % 2:  # the odd candidates' parameter bound exceeds 1003
+            dropped.append((index, known))
+            return True
+        return False
+
+    monkeypatch.setattr(tune_mod, "evaluate_timed", executor.here)
+    points = [{"k": k} for k in range(40)]
+    sent: list[int] = []
+    real_batch = Batch
+
+    def make(idx):
+        sent.extend(idx)
+        return real_batch(None, "rngd", None, True, tuple((i, points[i]) for i in idx))
+
+    tune_mod._sweep(executor, points, make, lambda cs: None, drop)
+    assert sorted(i for i, _ in dropped) == list(range(1, 40, 2)) and {k for _, k in dropped} == {1003}
+    assert sorted(sent) == list(range(0, 40, 2))
+
+
+def test_a_candidate_pruned_by_its_parameters_moves_no_price(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pruned by its parameter bound, a candidate costs about a millisecond wherever that
+    happens; priced, it would make the traced candidates still queued look cheap and the next
+    batch take a run of them."""
+    priced: list[int] = []
+
+    class Recording(tune_batches.Costs):
+        def add(self, indices, seconds):
+            priced.extend(indices)
+            super().add(indices, seconds)
+
+    def timed(batch):
+        out = [Candidate(i, p, "pruned", bound=9, message="bound 9 > best makespan 5, from its parameters")
+               if i % 3 == 0 else Candidate(i, p, "ok", makespan=5, bound=5) for i, p in batch.items]
+        return tuple(0.001 if c.status == "pruned" else 0.04 for c in out), out
+
+    monkeypatch.setattr(tune_mod, "Costs", Recording)
+    _sweep(_Clock(workers=1, timed=timed), 30, monkeypatch)
+    assert sorted(priced) == [k for k in range(30) if k % 3]
