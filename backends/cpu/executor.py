@@ -262,18 +262,23 @@ def _may_fault(kernel: Kernel) -> bool:
     return found
 
 
-_MULTIPLIES: ByObject[bool] = ByObject()
+_MULTIPLIES: ByObject[str] = ByObject()
 
 
 def run_blas_limit(kernel: Kernel, options: CpuOptions) -> Any:
     """The BLAS limit a run of `kernel` holds for all its matmuls (a block around the run):
-    one thread when the options hold BLAS at one and the kernel has a contraction, else
-    none. Each matmul's own limit is then a nested block of ~1 us, not a change of BLAS's
-    pool and back of ~60 us every time (`ir.blas.blas_threads`). Kept per kernel."""
+    one thread when the kernel has a contraction and the options hold BLAS at one, or hold
+    it at any number and every contraction accumulates floats (their matmuls run BLAS on
+    one thread whatever the number: backends/cpu/contract_blas.py), else none. Each
+    matmul's own limit is then a nested block of ~1 us, not a change of BLAS's pool and
+    back every time (`ir.blas.blas_threads`; at two threads ~60 us each and BLAS's threads
+    woken again: a bf16 kernel's run took ~1.6x the CPU, issue 61). Kept per kernel."""
     found = _MULTIPLIES.get(kernel)
     if found is None:
-        found = _MULTIPLIES.put(kernel, any(isinstance(op, ContractTime) for op in kernel.ops))
-    return blas_threads(1 if options.blas_threads == 1 and found else None)
+        kinds = {op.result.type.acc.is_float for op in kernel.ops if isinstance(op, ContractTime)}
+        found = _MULTIPLIES.put(kernel, "float" if kinds == {True} else "any" if kinds else "none")
+    held = options.blas_threads == 1 or (options.blas_threads is not None and found == "float")
+    return blas_threads(1 if held and found != "none" else None)
 
 
 def _handler(op_cls: type, found: dict[type, Any]) -> Any:
