@@ -266,19 +266,16 @@ _MULTIPLIES: ByObject[str] = ByObject()
 
 
 def run_blas_limit(kernel: Kernel, options: CpuOptions) -> Any:
-    """The BLAS limit a run of `kernel` holds for all its matmuls (a block around the run):
-    one thread when the kernel has a contraction and the options hold BLAS at one, or hold
-    it at any number and every contraction accumulates floats (their matmuls run BLAS on
-    one thread whatever the number: backends/cpu/contract_blas.py), else none. Each
-    matmul's own limit is then a nested block of ~1 us, not a change of BLAS's pool and
-    back every time (`ir.blas.blas_threads`; at two threads ~60 us each and BLAS's threads
-    woken again: a bf16 kernel's run took ~1.6x the CPU, issue 61). Kept per kernel."""
+    """The BLAS limit a run of `kernel` holds for all its matmuls: one thread when it has a contraction
+    and the options hold BLAS at one, or at any number when every contraction accumulates floats (their
+    matmuls run BLAS on one thread anyway: contract_blas.py). A matmul's own limit is then a nested block,
+    not a change of the pool and back (a bf16 run at two threads took ~1.6x the CPU so: issue 61)."""
     found = _MULTIPLIES.get(kernel)
     if found is None:
         kinds = {op.result.type.acc.is_float for op in kernel.ops if isinstance(op, ContractTime)}
         found = _MULTIPLIES.put(kernel, "float" if kinds == {True} else "any" if kinds else "none")
-    held = options.blas_threads == 1 or (options.blas_threads is not None and found == "float")
-    return blas_threads(1 if held and found != "none" else None)
+    held = found == "float" and options.blas_threads is not None or found == "any" and options.blas_threads == 1
+    return blas_threads(1 if held else None)
 
 
 def _handler(op_cls: type, found: dict[type, Any]) -> Any:
