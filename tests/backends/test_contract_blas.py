@@ -457,8 +457,7 @@ def test_a_run_limits_blas_once(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_float_run_limits_blas_once_at_any_blas_threads(monkeypatch: pytest.MonkeyPatch) -> None:
     """`blas_threads=2`: a kernel whose contractions all accumulate floats runs its matmuls on
     one BLAS thread anyway, so the run holds that limit once, not a change of the pool and
-    back per contraction (issue 61: at two threads it cost a bf16 kernel ~1.6x its CPU); the
-    result is the oracle's, as with one thread."""
+    back per contraction (~25 us each); the result is the oracle's, as with one thread."""
     d = pinned("two_tiles", "out[m,n] = a[m,k] * w[n,k]", "bf16:f32", dict(m=64, n=256, k=64),
                dict(placement="2x4 of 32x32, on 1/16 of the slices", trf="w", packet=16, pieces=1), "tiled")
     arrays = d.inputs(np.random.default_rng(4))
