@@ -262,18 +262,20 @@ def _may_fault(kernel: Kernel) -> bool:
     return found
 
 
-_MULTIPLIES: ByObject[bool] = ByObject()
+_MULTIPLIES: ByObject[str] = ByObject()
 
 
 def run_blas_limit(kernel: Kernel, options: CpuOptions) -> Any:
-    """The BLAS limit a run of `kernel` holds for all its matmuls (a block around the run):
-    one thread when the options hold BLAS at one and the kernel has a contraction, else
-    none. Each matmul's own limit is then a nested block of ~1 us, not a change of BLAS's
-    pool and back of ~60 us every time (`ir.blas.blas_threads`). Kept per kernel."""
+    """The BLAS limit a run of `kernel` holds for all its matmuls: one thread when it has a contraction
+    and the options hold BLAS at one, or at any number when every contraction accumulates floats (their
+    matmuls run BLAS on one thread anyway: contract_blas.py). A matmul's own limit is then a nested block,
+    not a change of the pool and back (~25 us each: a 3-tile bf16 run at two threads made three)."""
     found = _MULTIPLIES.get(kernel)
     if found is None:
-        found = _MULTIPLIES.put(kernel, any(isinstance(op, ContractTime) for op in kernel.ops))
-    return blas_threads(1 if options.blas_threads == 1 and found else None)
+        kinds = {op.result.type.acc.is_float for op in kernel.ops if isinstance(op, ContractTime)}
+        found = _MULTIPLIES.put(kernel, "float" if kinds == {True} else "any" if kinds else "none")
+    held = found == "float" and options.blas_threads is not None or found == "any" and options.blas_threads == 1
+    return blas_threads(1 if held else None)
 
 
 def _handler(op_cls: type, found: dict[type, Any]) -> Any:

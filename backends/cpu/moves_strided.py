@@ -350,8 +350,14 @@ def apply_form(rows: np.ndarray, form: StridedForm, n_dst: int,
         if not zeroed:
             out[:, :run[0]].fill(0)
             out[:, run[1]:].fill(0)
+    elif padded and not whole:  # the grid's cells written, every other one zero: kept so from a run before
+        # (issue 61: drawn_s101_0 zeroed 512 KB every run, a packet padded 8 -> 16 before its transpose)
+        note = ("zero off grid", form, n_dst, rows.dtype.str, r0, step, count)
+        out, zeroed = arena.empty_noted((n_rows, n_dst), rows.dtype, note)
+        if not zeroed:
+            out.fill(0)
     else:
-        out = (arena.zeros if padded and not whole else arena.empty)((n_rows, n_dst), rows.dtype)
+        out = arena.empty((n_rows, n_dst), rows.dtype)
     if whole:
         out[:r0] = 0
         out[r0 + step * (count - 1) + 1:] = 0

@@ -36,7 +36,8 @@ class CpuOptions:
     threads competing for its CPUs (None leaves the pool as it is). The bf16 matmuls run
     BLAS on one thread whatever the number (BLAS's threads wait for each other by spinning:
     two made a bf16 kernel 20x slower than one on a loaded machine, issue 61); None leaves
-    the pool as it is there too. With 1, a run limits the pool once for all its matmuls. `jit`: float
+    the pool as it is there too. With 1, or with any number when every contraction of
+    the kernel accumulates floats, a run limits the pool once for all its matmuls. `jit`: float
     contractions by the compiled core `backends.cpu.contract_jit` when numba is
     importable (False, or the environment variable NPU_OPT_CPU_JIT=0: the numpy core).
     `numerics`: "chip" (the default) computes what the chip computes; "reference" folds

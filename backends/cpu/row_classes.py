@@ -162,9 +162,10 @@ MIN_COPIES = 2
 
 
 @functools.lru_cache(maxsize=128)
-def _plan(form: StridedForm, n_rows: int, n_cells: int) -> tuple[StridedForm, np.ndarray, int, bool] | None:
+def _plan(form: StridedForm, n_rows: int, n_cells: int) -> tuple[StridedForm, np.ndarray, int, bool, bool] | None:
     """(form writing the distinct rows into a (distinct, n_cells) buffer, row_of, distinct,
-    whether some row is written by no cell)
+    whether some row is written by no cell, whether the form writes every cell of the
+    distinct rows once: `_covers`)
     for a DMA whose `form` writes an (n_rows, n_cells) result; None when some digit of the
     form crosses rows partly, two digits write one row, or the rows are not copies."""
     found = written(form, n_rows, n_cells)
@@ -180,7 +181,18 @@ def _plan(form: StridedForm, n_rows: int, n_cells: int) -> tuple[StridedForm, np
     out_form = StridedForm(tuple(n for n, _, _ in digits), tuple(p for _, p, _ in digits),
                            tuple(v for _, _, v in digits), form.p0 % n_cells, form.v0, False)
     row_of.setflags(write=False)
-    return out_form, row_of, distinct, bool((row_of == distinct).any())
+    return out_form, row_of, distinct, bool((row_of == distinct).any()), _covers(out_form, distinct * n_cells)
+
+
+def _covers(form: StridedForm, size: int) -> bool:
+    """Whether `form`'s grid writes each of the first `size` cells once (its digits, by
+    stride, one mixed radix from cell 0 up to `size`)."""
+    span = 1
+    for stride, n in sorted((p, n) for n, p in zip(form.extents, form.pstrides) if n > 1):
+        if stride != span:
+            return False
+        span *= n
+    return form.p0 == 0 and span == size
 
 
 @functools.lru_cache(maxsize=64)
@@ -200,8 +212,12 @@ def dma_copies(rows: np.ndarray, form: StridedForm, n_rows: int, shape: tuple[in
     found = _plan(form, n_rows, n_cells)
     if found is None:
         return None
-    out_form, row_of, distinct, padding = found
-    out = np.zeros((distinct + padding) * n_cells, rows.dtype)  # a fresh copy, zero where nothing is written
+    out_form, row_of, distinct, padding, covers = found
+    if covers:  # every cell of the distinct rows written: only the zero row zeroed (issue 61: a tile's
+        out = np.empty((distinct + padding) * n_cells, rows.dtype)  # DMA zeroed 128 KiB-1 MiB a run)
+        out[distinct * n_cells:] = 0
+    else:
+        out = np.zeros((distinct + padding) * n_cells, rows.dtype)  # a fresh copy, zero where nothing is written
     item = out.itemsize
     dst = as_strided(out[out_form.p0:], out_form.extents, tuple(p * item for p in out_form.pstrides))
     np.copyto(*wide_runs(dst, source_view(rows, out_form, 0, 1, 1)[0]))  # runs of cells as words

@@ -10,7 +10,10 @@ import threading
 import numpy as np
 
 from backends.cpu import CpuBackend, CpuOptions, arena, layout, moves, row_classes
+from ir.dtypes import f32
+from ir.mapping import m
 from ir.ops import ToDm
+from ir.types import DmType
 from tests.kernel_files import example
 
 BIG = (arena.MIN_BYTES // 4, 2)  # 2 x MIN_BYTES of int32
@@ -190,6 +193,63 @@ def test_a_padded_move_zeroes_its_padding_again_after_another_maker_wrote_it():
             else:
                 out = moves_strided.apply_form(rows, form, n, None)
                 assert np.array_equal(out[0], want)
+
+
+def test_a_move_onto_a_sparse_grid_keeps_its_zeros_from_the_run_before(monkeypatch):
+    """A strided move writing every other cell of a row (a packet padded to twice its cells)
+    zeroes its buffer on its first run only: the next run finds the buffer its zeros were
+    left in (`empty_noted`) and writes the grid alone; when another value took that memory
+    in between and wrote it, the move zeroes it again. Every run equals numpy's."""
+    from backends.cpu import moves_strided
+
+    n = arena.MIN_BYTES // 2  # int32 cells of a row: the buffer is 2 x MIN_BYTES
+    rows = np.arange(1, n // 2 + 1, dtype=np.int32).reshape(1, -1)
+    form = moves_strided.StridedForm((n // 2,), (2,), (4,), 0, 0, False)  # every other cell
+    want = np.zeros(n, np.int32)
+    want[::2] = rows[0]
+    kept = []
+    noted = arena.empty_noted
+    monkeypatch.setattr(arena, "empty_noted", lambda *a: _spy(noted, kept, *a))
+    scratch = arena.Arena()
+    for writer in (False, False, True, False):
+        with arena.scope(scratch):
+            if writer:
+                arena.empty((1, n), np.int32).fill(7)  # another maker's value over the zeros
+            else:
+                assert np.array_equal(moves_strided.apply_form(rows, form, n, None)[0], want)
+    assert kept == [False, True, False]
+
+
+def test_a_full_buffer_of_uneven_live_rows_keeps_its_zero_rows_from_the_run_before(monkeypatch):
+    """`layout.from_rows` of a type whose live rows are not one evenly spaced set (12 of every
+    16 slices) zeroes its padding rows on its first run only; every run, another maker's
+    writes in between included, gives the live rows in place and zero elsewhere."""
+    ax = {"M": 64, "N": 12}
+    t = DmType(f32, m("1"), m("1 # 2"), m("(M / 16, N # 16)", axes=ax), m("M % 16", axes=ax))
+    live = layout.live_rows(t)
+    assert len(live) == 48 and layout.even_rows(t) is None
+    tail = arena.MIN_BYTES // (4 * 16)  # cells a row: the buffer is 2 x MIN_BYTES
+    values = np.arange(1, len(live) * tail + 1, dtype=np.float32).reshape(len(live), tail)
+    want = np.zeros((layout.n_rows(t), tail), np.float32)
+    want[live] = values
+    kept = []
+    noted = arena.empty_noted
+    monkeypatch.setattr(arena, "empty_noted", lambda *a: _spy(noted, kept, *a))
+    scratch = arena.Arena()
+    for writer in (False, False, True, False):
+        with arena.scope(scratch):
+            if writer:
+                arena.empty(want.shape, np.float32).fill(7)  # another maker's value over the zeros
+            else:
+                assert np.array_equal(layout.from_rows(values, t).reshape(want.shape), want)
+    assert kept == [False, True, False]
+
+
+def _spy(noted, kept, *args):
+    """`noted(*args)`, whether it found its note kept appended to `kept`."""
+    found = noted(*args)
+    kept.append(found[1])
+    return found
 
 
 def test_at_most_keep_bytes_survive_a_run(monkeypatch):

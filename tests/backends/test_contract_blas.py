@@ -454,6 +454,24 @@ def test_a_run_limits_blas_once(monkeypatch: pytest.MonkeyPatch) -> None:
     assert len(contractions) == 2 and changes == [1]
 
 
+def test_a_float_run_limits_blas_once_at_any_blas_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`blas_threads=2`: a kernel whose contractions all accumulate floats runs its matmuls on
+    one BLAS thread anyway, so the run holds that limit once, not a change of the pool and
+    back per contraction (~25 us each); the result is the oracle's, as with one thread."""
+    d = pinned("two_tiles", "out[m,n] = a[m,k] * w[n,k]", "bf16:f32", dict(m=64, n=256, k=64),
+               dict(placement="2x4 of 32x32, on 1/16 of the slices", trf="w", packet=16, pieces=1), "tiled")
+    arrays = d.inputs(np.random.default_rng(4))
+    changes, contractions = [], []
+    limiter, blas = ir_blas._limiter, contract_blas.contract
+    monkeypatch.setattr(ir_blas, "_limiter", lambda limit: changes.append(limit) or limiter(limit))
+    monkeypatch.setattr(contract_blas, "contract", lambda *a: contractions.append(1) or blas(*a))
+    with threadpool_limits(2, user_api="blas"):
+        CpuBackend(CpuOptions(threads=2, blas_threads=2)).run(d.kernel, tuple(arrays))
+    want = np.asarray(d.oracle(*arrays), np.float32) + np.float32(0)
+    np.testing.assert_array_equal(arrays[-1].view(np.uint32), want.view(np.uint32))
+    assert len(contractions) == 2 and changes == [1]
+
+
 @pytest.mark.parametrize("form", ["whole", "grouped", "rows"])
 def test_the_one_take_index_places_what_the_two_passes_place(monkeypatch: pytest.MonkeyPatch, form: str) -> None:
     """The route's index (`blas_route.route`: the spread of each row's pair and the placing in one

@@ -144,3 +144,23 @@ def test_copies_on_unevenly_spaced_live_rows_reach_the_contraction_as_copies(mon
     np.testing.assert_array_equal(arrays[-1].view(np.uint32), np.asarray(want, np.float32).view(np.uint32))
     uneven = [lazy for case, lazy in kept if case]
     assert uneven and all(uneven), d.layout
+
+
+
+@pytest.mark.parametrize("written", [4, 5], ids=["a zero row", "every row written"])
+def test_copies_that_write_every_cell_of_their_rows_zero_the_zero_row_only(monkeypatch, written) -> None:
+    """A DMA's distinct rows that its form writes whole are not zeroed first, only the zero
+    row of the spatial rows no cell writes is; the held rows are the oracle's: the source
+    row broadcast, zero where nothing is written."""
+    src = np.random.default_rng(7).integers(1, 2**16, (1, 8), dtype=np.uint16)
+    form = row_classes.StridedForm((written, 8), (8, 1), (0, 2), 0, 0, written == 5)  # row r <- src
+    row_classes.dma_copies(src, form, 5, (5, 8))  # its plan found (and kept) first
+    zeroed, real = [], np.zeros
+    with monkeypatch.context() as patch:
+        patch.setattr(np, "zeros", lambda *a, **k: zeroed.append(a[0]) or real(*a, **k))
+        held = row_classes.dma_copies(src, form, 5, (5, 8))
+    want = np.zeros((5, 8), np.uint16)
+    want[:written] = src
+    assert isinstance(held, LazyRows) and len(held.base) == 1 + (written < 5)
+    assert np.array_equal(lazy_rows.materialize(held).reshape(5, 8), want)
+    assert zeroed == []  # no buffer zeroed whole
