@@ -305,7 +305,7 @@ def strided_form_of(rows: np.ndarray, src_levels: tuple[Mapping, ...], dst_level
     else:  # the levels' own plan, asked a block of positions at a time: no index of the whole output
         space = key_space(joint_frag(src_levels))
         where = _where(space, src_levels, narrow=True)
-        cells = live_cells(dst_levels, space)
+        cells = live_cells(dst_levels, space, moves_strided.check_block)  # its runs as the checks ask them
 
         def held(keys: np.ndarray) -> np.ndarray:
             index = where[keys]
