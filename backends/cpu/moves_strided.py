@@ -44,16 +44,13 @@ class StridedForm:
 
 
 _CHECK_BLOCK = 1 << 14  # the most cells a step of the exact checks and scans below looks at
-_LEAST_BLOCK = 1 << 11  # the fewest, for plans of more cells than that
+_LEAST_BLOCK = 1 << 11  # the fewest (a smaller plan: all at once)
 
 
 def check_block(n: int) -> int:
-    """Cells a step of the exact checks looks at in a plan of `n` cells: the power of two
-    nearest below n / 32, kept between `_LEAST_BLOCK` and `_CHECK_BLOCK`. A step holds about
-    a dozen int64 arrays of a block each: ~1.3 MiB at 2^14, which on a small kernel's first
-    run was most of its peak memory (issue 61: drawn_s1_7, 1.2 MiB of transient scratch for
-    0.44 MiB of tensors); a plan of few cells takes few steps however small they are, and
-    a large plan keeps large steps (its first run's time), its tensors dwarfing them."""
+    """Cells a step of the exact checks looks at in a plan of `n` cells: a power of two near
+    n / 32 within [`_LEAST_BLOCK`, `_CHECK_BLOCK`] (a step holds a dozen int64 blocks: at 2^14,
+    most of a small kernel's first-run peak, issue 61; a large plan keeps large steps)."""
     return min(_CHECK_BLOCK, max(_LEAST_BLOCK, 1 << max(0, (n >> 5).bit_length() - 1)))
 
 
@@ -79,8 +76,7 @@ def _offsets_at(shape: tuple[int, ...], strides: tuple[int, ...], flat: np.ndarr
 
 
 def _live_positions(live: np.ndarray) -> np.ndarray:
-    """`np.flatnonzero(live)` in the narrowest dtype, found a block at a time (no int64 array
-    of the whole plan's size)."""
+    """`np.flatnonzero(live)` in the narrowest dtype, a block at a time (no int64 array of it all)."""
     live = live.reshape(-1)
     dtype = _narrow(len(live))
     block = check_block(len(live))
