@@ -5,9 +5,12 @@ read as a strided view: contract_plan and a lazy move, backends/cpu/lazy_rows.py
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import attrs
 import numpy as np
+
+from backends.cpu.moves_strided import check_block
 
 __all__ = ["Gather"]
 
@@ -56,32 +59,39 @@ def affine_cells(offset: int, strides: tuple[int, ...], shape: tuple[int, ...]) 
     return np.ascontiguousarray(np.broadcast_to(out, shape))
 
 
-def _affine(fine: np.ndarray) -> tuple[int, tuple[int, ...]] | None:
+def _affine(fine: np.ndarray,
+            values: Callable[[np.ndarray], np.ndarray] | None = None) -> tuple[int, tuple[int, ...]] | None:
     """(offset, strides) when every cell of `fine` is offset + sum(coordinate * stride)
-    with non-negative strides; None otherwise."""
+    with non-negative strides; None otherwise. `values`: the numbers checked are not the
+    cells but `values(cells)`, asked of a block of cells at a time (no number of every
+    cell is made)."""
+    value = (lambda cells: cells) if values is None else values
     shape = fine.shape
-    base = int(fine[(0,) * len(shape)])
-    steps = []
+    corners = [(0,) * len(shape)]
     for k, n in enumerate(shape):
         unit = [0] * len(shape)
         unit[k] = 1 if n > 1 else 0
-        steps.append(int(fine[tuple(unit)]) - base)
+        corners.append(tuple(unit))
+    found = [int(v) for v in value(np.array([fine[c] for c in corners]))]
+    base, steps = found[0], [v - found[0] for v in found[1:]]
     if min(steps, default=0) < 0:
         return None
     # compared a block of trailing axes at a time (`fine` may be a broadcast view): no table of
     # every cell beside it (issue 61, first-run memory: 4 MiB of int64 on drawn_s1_3's 2 MiB index)
+    most = min(_CHECK_BLOCK, check_block(fine.size))  # a small layout's first plan: small blocks (issue 61)
     cut = max(len(shape) - 1, 0)  # the leading axes looped over, the rest compared at once
-    while cut > 0 and math.prod(shape[cut - 1:]) <= _CHECK_BLOCK:
+    while cut > 0 and math.prod(shape[cut - 1:]) <= most:
         cut -= 1
     tail = sum((_coord(k, n, len(shape) - cut) * s for k, (n, s) in enumerate(zip(shape[cut:], steps[cut:]))),
                np.zeros((1,) * (len(shape) - cut), np.int64))
     tail = np.broadcast_to(tail, shape[cut:])
     for head in np.ndindex(*shape[:cut]):
         at = base + sum(h * s for h, s in zip(head, steps))
-        if not np.array_equal(fine[head], tail + at):
+        if not np.array_equal(value(fine[head]), tail + at):
             return None
     return base, tuple(steps)
 
 
 _CHECK_BLOCK = 1 << 16
-"""Cells `_affine` compares at a time (at least one trailing axis)."""
+"""The most cells `_affine` compares at a time (at least one trailing axis; fewer in a
+small layout: `moves_strided.check_block`)."""

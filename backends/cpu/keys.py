@@ -309,6 +309,10 @@ def radix_where(parts: Sequence[tuple[np.ndarray, np.ndarray | None]], size: int
     return RadixWhere(tuple(digits), np.dtype(dtype)) if radix == size else None
 
 
+Block = int | Callable[[int], int]
+"""The most cells of a `LiveCells`' tail, or the rule giving it from the number of live cells."""
+
+
 @attrs.frozen
 class LiveCells:
     """The live (not padding) cells of a level list in flat order, `n` of them. A cell is
@@ -323,6 +327,7 @@ class LiveCells:
     n: int
     tail: tuple[np.ndarray, np.ndarray]
     head: int              # the digits before the tail's
+    block: Block = 1 << 14  # what bounded the tail's cells (`live_cells`)
 
     def at(self, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return self._digits(np.asarray(k, np.int64), self.digits)
@@ -343,15 +348,18 @@ class LiveCells:
         cut = slice(lo - r0 * width, hi - r0 * width)
         return (np.add.outer(hp, self.tail[0]).reshape(-1)[cut], np.add.outer(hk, self.tail[1]).reshape(-1)[cut])
 
-    def fixing(self, fixed: Sequence[int], block: int = 1 << 14) -> LiveCells:
+    def fixing(self, fixed: Sequence[int], block: Block | None = None) -> LiveCells:
         """These cells with the digits `fixed` (indices into `digits`) held at their first
-        value: the cells whose other digits run over every value."""
-        return _grid(tuple((p[:1], q[:1]) if i in fixed else (p, q) for i, (p, q) in enumerate(self.digits)), block)
+        value: the cells whose other digits run over every value (their tail bounded by
+        `block`, by default as these cells' is)."""
+        return _grid(tuple((p[:1], q[:1]) if i in fixed else (p, q) for i, (p, q) in enumerate(self.digits)),
+                     self.block if block is None else block)
 
 
-def live_cells(levels: tuple[Mapping, ...], space: KeySpace, block: int = 1 << 14) -> LiveCells | None:
+def live_cells(levels: tuple[Mapping, ...], space: KeySpace, block: Block = 1 << 14) -> LiveCells | None:
     """The `LiveCells` of the buffer with these levels, its tail the inner digits of at most
-    `block` live cells; None when the keys come from the cells (`_parts` is None)."""
+    `block` live cells (or `block(n)` of n live cells); None when the keys come from the
+    cells (`_parts` is None)."""
     parts = _parts(levels, space)
     if parts is None:
         return None
@@ -364,17 +372,19 @@ def live_cells(levels: tuple[Mapping, ...], space: KeySpace, block: int = 1 << 1
     return _grid(tuple(digits), block)
 
 
-def _grid(digits: tuple[tuple[np.ndarray, np.ndarray], ...], block: int) -> LiveCells:
+def _grid(digits: tuple[tuple[np.ndarray, np.ndarray], ...], block: Block) -> LiveCells:
     """The `LiveCells` of these digits (outer to inner), its tail the inner digits of at
-    most `block` cells."""
+    most `block` cells (or `block(n)` of n cells)."""
+    n = math.prod(len(p) for p, _ in digits)
+    most = block(n) if callable(block) else block
     head, width = len(digits), 1
-    while head > 0 and width * len(digits[head - 1][0]) <= block:
+    while head > 0 and width * len(digits[head - 1][0]) <= most:
         head -= 1
         width *= len(digits[head][0])
     tail_p, tail_k = np.zeros(1, np.int64), np.zeros(1, np.int64)
     for p, q in digits[head:]:
         tail_p, tail_k = np.add.outer(tail_p, p).reshape(-1), np.add.outer(tail_k, q).reshape(-1)
-    return LiveCells(digits, math.prod(len(p) for p, _ in digits), (tail_p, tail_k), head)
+    return LiveCells(digits, n, (tail_p, tail_k), head, block)
 
 
 def padding(levels: tuple[Mapping, ...], space: KeySpace) -> np.ndarray:

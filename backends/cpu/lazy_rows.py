@@ -220,7 +220,8 @@ def compose_form(get_source, lazy: LazyRows, key: tuple) -> StridedForm | None:
 def _affine_cells(form: StridedForm, n_dst: int, item: int, gather) -> tuple[int, tuple[int, ...]] | None:
     """(first byte offset, byte strides) of the cells `gather.index` (C order over
     `gather.shape`) of a lazy buffer with this form, when affine with non-negative strides."""
-    return _affine(_offsets(form, n_dst, item, gather.index).reshape(gather.shape))
+    cells = gather.index  # their offsets found a block at a time: no offset of every cell (issue 61)
+    return _affine(cells.reshape(gather.shape), lambda block: _offsets(form, n_dst, item, block))
 
 
 def gather_view(lazy: LazyRows, gather) -> tuple[np.ndarray, tuple[int, ...]] | None:

@@ -34,7 +34,7 @@ from ir.errors import InternalError
 from ir.mapping.nodes import Mapping
 from ir.types import DmType, Type
 
-from backends.cpu import layout, lazy_rows, moves_strided, row_classes
+from backends.cpu import arena, layout, lazy_rows, moves_strided, row_classes
 from backends.cpu.keys import (  # re-exported: the keys are this module's matching
     KeySpace, RadixWhere, _looked_up, _outer, _parts, joint_frag, key_blocks, key_dtype, key_space, live_cells, logical_keys, logical_pad,
     looker, padding, radix_where,
@@ -305,7 +305,7 @@ def strided_form_of(rows: np.ndarray, src_levels: tuple[Mapping, ...], dst_level
     else:  # the levels' own plan, asked a block of positions at a time: no index of the whole output
         space = key_space(joint_frag(src_levels))
         where = _where(space, src_levels, narrow=True)
-        cells = live_cells(dst_levels, space)
+        cells = live_cells(dst_levels, space, moves_strided.check_block)  # its runs as the checks ask them
 
         def held(keys: np.ndarray) -> np.ndarray:
             index = where[keys]
@@ -390,5 +390,11 @@ def lazy_live_rows(buf: LazyRows, src: Type, dst: Type) -> np.ndarray | None:
 
 
 def trim(buf: np.ndarray, size: int) -> np.ndarray:
-    """commit_trim (docs/machine/commit.md): keep the leading `size` cells of every packet."""
-    return np.ascontiguousarray(buf[..., :size])
+    """commit_trim (docs/machine/commit.md): keep the leading `size` cells of every packet.
+    Into the run's arena when large (backends/cpu/arena.py): after a contraction its free
+    scratch is resident already, where fresh memory beside it raised a first run's peak
+    (issue 61: drawn_s1_3, 1.1 MiB with 3 MiB of the arena's buffers free)."""
+    kept = buf[..., :size]
+    out = arena.empty(kept.shape, kept.dtype)
+    np.copyto(out, kept)
+    return out

@@ -25,7 +25,7 @@ from backends.cpu import arena, layout
 from backends.cpu.lru import Lru
 from backends.cpu.thread_pool import copy_into
 
-__all__ = ["StridedForm", "strided_form", "strided_form_cells", "as_view", "apply_form", "even_rows", "FORMS"]
+__all__ = ["StridedForm", "check_block", "strided_form", "strided_form_cells", "as_view", "apply_form", "even_rows", "FORMS"]
 
 
 @attrs.frozen
@@ -43,7 +43,15 @@ class StridedForm:
     full: bool
 
 
-_CHECK_BLOCK = 1 << 14  # cells a step of the exact checks and scans below looks at
+_CHECK_BLOCK = 1 << 14  # the most cells a step of the exact checks and scans below looks at
+_LEAST_BLOCK = 1 << 11  # the fewest (a smaller plan: all at once)
+
+
+def check_block(n: int) -> int:
+    """Cells a step of the exact checks looks at in a plan of `n` cells: a power of two near
+    n / 32 within [`_LEAST_BLOCK`, `_CHECK_BLOCK`] (a step holds a dozen int64 blocks: at 2^14,
+    most of a small kernel's first-run peak, issue 61; a large plan keeps large steps)."""
+    return min(_CHECK_BLOCK, max(_LEAST_BLOCK, 1 << max(0, (n >> 5).bit_length() - 1)))
 
 
 def _narrow(extent: int) -> type:
@@ -68,12 +76,11 @@ def _offsets_at(shape: tuple[int, ...], strides: tuple[int, ...], flat: np.ndarr
 
 
 def _live_positions(live: np.ndarray) -> np.ndarray:
-    """`np.flatnonzero(live)` in the narrowest dtype, found a block at a time (no int64 array
-    of the whole plan's size)."""
+    """`np.flatnonzero(live)` in the narrowest dtype, a block at a time (no int64 array of it all)."""
     live = live.reshape(-1)
     dtype = _narrow(len(live))
-    parts = [np.flatnonzero(live[lo:lo + _CHECK_BLOCK]).astype(dtype) + dtype(lo)
-             for lo in range(0, len(live), _CHECK_BLOCK)]
+    block = check_block(len(live))
+    parts = [np.flatnonzero(live[lo:lo + block]).astype(dtype) + dtype(lo) for lo in range(0, len(live), block)]
     return np.concatenate(parts) if parts else np.zeros(0, dtype)
 
 
@@ -112,10 +119,12 @@ class _Column:
 
 def _affine(cols: tuple[_Column, ...], lo: int, hi: int, dims: list[tuple[int, tuple[int, ...]]]) -> bool:
     """Whether samples [lo, hi) of every column are their sample 0 plus the mixed-radix
-    digits of the sample number (inner to outer) times the digits' steps."""
+    digits of the sample number (inner to outer) times the digits' steps (a block of
+    `check_block` of the plan's cells at a time)."""
     firsts = [c.at(0) for c in cols]
+    block = check_block(cols[0].n)
     inner, width = 0, 1        # the inner digits' sums are one table per column, the others' a few rows
-    while inner < len(dims) and width * dims[inner][0] <= _CHECK_BLOCK:
+    while inner < len(dims) and width * dims[inner][0] <= block:
         width *= dims[inner][0]
         inner += 1
     tables = []
@@ -124,8 +133,8 @@ def _affine(cols: tuple[_Column, ...], lo: int, hi: int, dims: list[tuple[int, t
         for e, steps in reversed(dims[:inner]):
             table = np.add.outer(table, np.arange(e, dtype=np.int64) * steps[i]).reshape(-1)
         tables.append(table)
-    for b0 in range(lo, hi, _CHECK_BLOCK):
-        b1 = min(hi, b0 + _CHECK_BLOCK)
+    for b0 in range(lo, hi, block):
+        b1 = min(hi, b0 + block)
         r0, r1 = b0 // width, -(-b1 // width)
         r = np.arange(r0, r1, dtype=np.int64)
         digits = []

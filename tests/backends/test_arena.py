@@ -357,3 +357,18 @@ def test_make_room_keeps_the_buffers_an_earlier_run_left():
         assert arena.make_room(foreign, kept.nbytes) == 0
         assert (kept == 7).all()
     assert arena.make_room(foreign, 1 << 20) == 0  # outside a run
+
+
+def test_commit_trim_writes_into_the_runs_free_scratch():
+    """A large commit_trim (`moves.trim`) takes a buffer the run gave back (resident
+    already) instead of fresh memory beside it (issue 61: drawn_s1_3's first run held 1.1
+    MiB more at its peak), and keeps the leading cells of every packet (numpy's slice)."""
+    packets = np.arange(arena.MIN_BYTES // 2, dtype=np.int32).reshape(-1, 64)  # 2 x MIN_BYTES
+    scratch = arena.Arena()
+    with arena.scope(scratch):
+        idle = arena.empty(BIG, np.int32)
+        raw = idle.base
+        assert arena.give_back(idle)
+        kept = moves.trim(packets, 48)  # 1.5 x MIN_BYTES: the first bytes of the idle buffer
+        assert arena.memory_owner(kept) is raw
+        np.testing.assert_array_equal(kept, packets[:, :48])

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from backends.cpu import keys as keys_mod
-from backends.cpu import moves, moves_strided
+from backends.cpu import gathers, moves, moves_strided
 from ir.mapping import m
 from ir.mapping import ops as mops
 from ir.mapping.nodes import pair_all
@@ -224,3 +224,51 @@ def _offsets(shape: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
     for n, s in zip(shape, strides):
         offs = np.add.outer(offs, np.arange(n, dtype=np.int64) * s).reshape(-1)
     return offs
+
+
+def _peak(make):
+    """(make(), the peak bytes traced while it ran above those held before it)."""
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        out = make()
+        return out, tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_small_padded_dmas_form_is_checked_in_small_blocks() -> None:
+    """The form of a DMA of 64 Ki cells onto 1 of 32 slices (a small kernel's DM tensor,
+    issue 61: drawn_s1_7 held 1.2 MiB of check scratch for 0.44 MiB of tensors) is checked
+    a block of ~1/32 of its cells at a time (`moves_strided.check_block`), and moves every
+    cell where numpy's transpose puts it (the other slices zero)."""
+    ax = {"E": 256, "F": 256}
+    src, dst = (m("E, F", axes=ax),), (m("1 # 32", axes=ax), m("F, E", axes=ax))
+    small = {"E": 3, "F": 4}  # a first form made before: the mapping code's one-off costs
+    moves.strided_form_of(np.zeros((1, 12), np.int8), (m("E, F", axes=small),),
+                          (m("1 # 2", axes={}), m("F, E", axes=small)))
+    rows = np.arange(1 << 16, dtype=np.int32).reshape(1, -1)
+    moves_strided.FORMS.clear()
+    form, peak = _peak(lambda: moves.strided_form_of(rows, src, dst))
+    assert peak < 320 << 10, peak  # 16 Ki-cell blocks: ~800 KiB
+    out = moves_strided.apply_form(rows, form, 32 << 16, None).reshape(32, 256, 256)
+    np.testing.assert_array_equal(out[0], rows.reshape(256, 256).T)
+    assert not out[1:].any()
+
+
+@pytest.mark.parametrize("values", [None, lambda cells: cells.astype(np.int64) * 5 + 9])
+def test_a_gathers_affine_check_reads_a_block_of_its_cells_at_a_time(values) -> None:
+    """`gathers._affine` of a 32 Ki-cell layout (a small kernel's contraction operand) holds
+    a few blocks of ~1/32 of its cells, not tables of every one (~0.55 MiB before), asks
+    `values` (a lazy move's offsets of the cells) a block at a time, and still finds one
+    wrong cell."""
+    fine = (np.arange(128)[:, None] * 3 + np.arange(256)[None, :] * 700).astype(np.int32)
+    asked: list[int] = []
+    value = None if values is None else (lambda cells: asked.append(cells.size) or values(cells))
+    found, peak = _peak(lambda: gathers._affine(fine) if value is None else gathers._affine(fine, value))
+    assert found == ((0, (3, 700)) if values is None else (9, (15, 3500)))
+    assert peak < 128 << 10, peak
+    assert max(asked, default=0) <= fine.size // 16
+    broken = fine.copy()
+    broken[100, 7] += 1
+    assert (gathers._affine(broken) if values is None else gathers._affine(broken, values)) is None
