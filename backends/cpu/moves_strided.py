@@ -1,14 +1,12 @@
 """Strided fast path of the logical-index move (backends/cpu/moves.py).
 
 A move plan maps every live output position to one input position (`MovePlan.index`).
-When that map is affine in a grid of digits -- output position `P0 + sum d_j * p_j`
-reads the input element at byte offset `V0 + sum d_j * v_j` of the input buffer -- the
-move is a strided copy (or, when the output is the input re-viewed, no copy at all):
-pure reshapes, transposes, broadcasts (`v_j = 0`) and regroupings. The digit grid is
-found numerically from the plan's logical indices (and the input buffer's strides, so an
-input that is itself a strided view composes without a copy) and checked exactly against
-every live cell; a plan that is not affine keeps the gather of moves.py. Padding output
-cells stay zero. No read plan of the sequencer is involved.
+When that map is affine in a grid of digits (output position `P0 + sum d_j * p_j` reads
+input byte offset `V0 + sum d_j * v_j`), the move is a strided copy, or no copy when the
+output is the input re-viewed: reshapes, transposes, broadcasts (`v_j = 0`), regroupings.
+The grid is found numerically from the plan's logical indices and the input's strides (a
+strided input composes without a copy), then checked exactly against every live cell; a
+plan that is not affine keeps moves.py's gather. Padding cells stay zero.
 """
 
 from __future__ import annotations
@@ -49,8 +47,7 @@ _LEAST_BLOCK = 1 << 11  # the fewest (a smaller plan: all at once)
 
 def check_block(n: int) -> int:
     """Cells a step of the exact checks looks at in a plan of `n` cells: a power of two near
-    n / 32 within [`_LEAST_BLOCK`, `_CHECK_BLOCK`] (a step holds a dozen int64 blocks: at 2^14,
-    most of a small kernel's first-run peak, issue 61; a large plan keeps large steps)."""
+    n / 32 in [`_LEAST_BLOCK`, `_CHECK_BLOCK`] (a step holds a dozen int64 blocks, issue 61)."""
     return min(_CHECK_BLOCK, max(_LEAST_BLOCK, 1 << max(0, (n >> 5).bit_length() - 1)))
 
 
@@ -359,8 +356,7 @@ def apply_form(rows: np.ndarray, form: StridedForm, n_dst: int,
         if not zeroed:
             out[:, :run[0]].fill(0)
             out[:, run[1]:].fill(0)
-    elif padded and not whole:  # the grid's cells written, every other one zero: kept so from a run before
-        # (issue 61: drawn_s101_0 zeroed 512 KB every run, a packet padded 8 -> 16 before its transpose)
+    elif padded and not whole:  # the grid's cells written, the rest zero, kept from a run before (issue 61)
         note = ("zero off grid", form, n_dst, rows.dtype.str, r0, step, count)
         out, zeroed = arena.empty_noted((n_rows, n_dst), rows.dtype, note)
         if not zeroed:
@@ -381,8 +377,7 @@ def apply_form(rows: np.ndarray, form: StridedForm, n_dst: int,
 
 
 def _dense_run(form: StridedForm, n_dst: int) -> tuple[int, int] | None:
-    """(start, stop): the cells of a row `form` writes when they are one run of
-    consecutive cells of every row; None otherwise."""
+    """(start, stop) of the cells `form` writes in a row when they are one run; else None."""
     total, inner = 1, 1
     for n, p in reversed([(n, p) for n, p in zip(form.extents, form.pstrides) if n > 1]):
         if p != inner:
@@ -398,8 +393,7 @@ FORMS = Lru(512)
 
 
 def even_rows(live: np.ndarray, n_rows: int, even: slice | None = None) -> tuple[int, int, int] | None:
-    """(first, step, count) when the live rows are evenly spaced; None otherwise. `even`:
-    the live rows as a slice (`layout.even_rows`), if known."""
+    """(first, step, count) of evenly spaced live rows, else None (`even`: them as a slice, if known)."""
     if len(live) == n_rows:
         return 0, 1, n_rows
     even = layout._even(live) if even is None else even
