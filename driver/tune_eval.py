@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import gc
 import inspect
+import threading
 import time
 from typing import Any
 
@@ -115,13 +116,22 @@ class _Key:
 
 _KNOWN: dict[_Key, _Known] = {}
 _KNOWN_LIMIT = 4096
-_SWEEP = [""]
-# The best makespan this process has found in the current sweep (None: none yet), and the one
-# every process of the sweep shares (`share_best`: a `--jobs` pool's `PoolBest`, a dask
-# cluster's `ClusterBest`): a batch prunes against the least of them and its own cutoff, so a
-# worker learns of a makespan found elsewhere at its next candidate, not at its next batch.
-_OWN_BEST: list[int | None] = [None]
-_SHARED_BEST: list[Any] = [None]
+
+
+class _Here(threading.local):
+    """Per thread (a dask worker runs a task on each of its threads, and a long-lived cluster
+    serves several sweeps at once): the sweep of the batch being evaluated, the best makespan
+    this thread has found in it (None: none yet), and the one every process of the sweep
+    shares (`share_best`: a `--jobs` pool's `PoolBest`, a dask cluster's sweep view): a batch
+    prunes against the least of them and its own cutoff, so a worker learns of a makespan
+    found elsewhere at its next candidate, not at its next batch."""
+
+    sweep = ""
+    own: int | None = None
+    shared: Any = None
+
+
+_HERE = _Here()
 
 
 class PoolBest:
@@ -144,19 +154,19 @@ def share_best(board: Any) -> None:
     """Prune against (and publish to) `board`, the best makespan the processes of one sweep
     share: a `PoolBest`, or a dask cluster's (driver/tune_share.py); anything with `best()`
     (None: none yet) and `offer(makespan)`. None stops sharing."""
-    _SHARED_BEST[0] = board
+    _HERE.shared = board
 
 
 def shared_best() -> int | None:
     """The best makespan the processes of this sweep share (`share_best`; None: none yet, or
     no board): what the tuner prunes its queue against besides the results back so far."""
-    return _SHARED_BEST[0].best() if _SHARED_BEST[0] is not None else None
+    return _HERE.shared.best() if _HERE.shared is not None else None
 
 
 def _best_known(cutoff: int | None) -> int | None:
     """The least of `cutoff`, this process's best in the sweep and the shared best."""
-    known = [x for x in (cutoff, _OWN_BEST[0]) if x is not None]
-    shared = _SHARED_BEST[0].best() if _SHARED_BEST[0] is not None else None
+    known = [x for x in (cutoff, _HERE.own) if x is not None]
+    shared = shared_best()
     if shared is not None:
         known.append(shared)
     return min(known, default=None)
@@ -164,10 +174,10 @@ def _best_known(cutoff: int | None) -> int | None:
 
 def _found(makespan: int) -> None:
     """Record a makespan found here: this process's best, and the shared one."""
-    if _OWN_BEST[0] is None or makespan < _OWN_BEST[0]:
-        _OWN_BEST[0] = makespan
-    if _SHARED_BEST[0] is not None:
-        _SHARED_BEST[0].offer(makespan)
+    if _HERE.own is None or makespan < _HERE.own:
+        _HERE.own = makespan
+    if _HERE.shared is not None:
+        _HERE.shared.offer(makespan)
 
 
 _FROZEN = [False]
@@ -203,10 +213,10 @@ def evaluate_batch(batch: Batch, seconds: list[float] | None = None) -> list[Can
     the batch's cutoff, what this process found in the sweep, the pool's shared best.
     `seconds`, if given, receives each candidate's CPU seconds."""
     space = resolve_space(batch.ref)
-    if batch.sweep != _SWEEP[0] or not batch.sweep:  # a batch of no named sweep stands alone
+    if batch.sweep != _HERE.sweep or not batch.sweep:  # a batch of no named sweep stands alone
         _KNOWN.clear()
-        _SWEEP[0] = batch.sweep
-        _OWN_BEST[0] = None
+        _HERE.sweep = batch.sweep
+        _HERE.own = None
     out = []
     for index, params in batch.items:
         start = time.thread_time()

@@ -109,7 +109,8 @@ class _Pool(_Futures):
         self.description = f"{jobs} processes"
         context = _start_method()
         best = context.Value("q", 0)  # the best makespan any of the pool's processes found (0: none yet)
-        driver.tune_eval.share_best(driver.tune_eval.PoolBest(best))
+        self._best = driver.tune_eval.PoolBest(best)
+        driver.tune_eval.share_best(self._best)  # this thread's (driver/tune_eval.py `_Here`): the sweep's
         self._pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_warm, initargs=(ref, best))
 
     def submit(self, fn: Callable[[Any], Any], item: Any) -> Any:
@@ -117,7 +118,7 @@ class _Pool(_Futures):
 
     def best(self) -> int | None:
         """The best makespan any of the pool's processes has found (None: none yet)."""
-        return driver.tune_eval.shared_best()
+        return self._best.best()
 
     def settle(self) -> None:
         pass

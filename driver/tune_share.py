@@ -45,8 +45,11 @@ class ClusterBest:
         return self._best.get(sweep)
 
     def offer(self, makespan: int) -> None:
-        if self._lower(self.sweep, makespan):
-            self._publish([self.sweep, makespan])
+        self.offer_to(self.sweep, makespan)
+
+    def offer_to(self, sweep: str, makespan: int) -> None:
+        if self._lower(sweep, makespan):
+            self._publish([sweep, makespan])
 
     def heard(self, event: tuple[float, Any]) -> None:
         """A dask event handler: `event` is (the scheduler's timestamp, [sweep, makespan])."""
@@ -64,6 +67,21 @@ class ClusterBest:
             self._best.clear()
         self._best[sweep] = makespan
         return True
+
+
+class _SweepBest:
+    """One sweep's best on a worker's `ClusterBest`, for one task (`share_best`): the board's
+    `sweep` is one for the whole process, and two tasks of two sweeps may run at once on two
+    of the worker's threads."""
+
+    def __init__(self, board: ClusterBest, sweep: str) -> None:
+        self._board, self._sweep = board, sweep
+
+    def best(self) -> int | None:
+        return self._board.best_of(self._sweep)
+
+    def offer(self, makespan: int) -> None:
+        self._board.offer_to(self._sweep, makespan)
 
 
 _BOARD: list[ClusterBest | None] = [None]
@@ -87,9 +105,7 @@ def on_cluster(fn: Callable[[Any], Any], batch: Any) -> Any:
     """A dask worker's task: `fn(batch)` (driver/tune_eval.py `evaluate_timed`) pruning
     against, and publishing to, the best makespan of `batch.sweep` across the cluster. The
     first task leaves the worker's heap frozen (`freeze_heap`)."""
-    board = _board()
-    board.sweep = batch.sweep
-    share_best(board)
+    share_best(_SweepBest(_board(), batch.sweep))  # this thread's: another may run another sweep's task
     try:
         return fn(batch)
     finally:

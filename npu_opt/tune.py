@@ -91,9 +91,11 @@ class Space:
         """Every parameter choice, in candidate order; with `distinct`, only the first of the
         points whose `distinct(point)` is equal (they build the same kernel), and none whose
         `distinct(point)` is None. Listed once per space (`distinct` must name a point's kernel
-        the same way every time); each call returns fresh dicts."""
+        the same way every time); each call returns fresh dicts. Two threads listing a fresh
+        space at once each list it (neither listing is added to the other)."""
         if not self._listed:
-            self._listed.extend(self._list())
+            # set whole, not extended: a thread that listed them meanwhile set the same points
+            self._listed[:] = self._list()
         return [dict(point) for point in self._listed]
 
     def _list(self) -> list[dict[str, Any]]:

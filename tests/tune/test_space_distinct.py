@@ -3,6 +3,8 @@ order), a point keyed None is left out, and without a key every point of the pro
 
 from __future__ import annotations
 
+import threading
+
 from npu_opt.tune import Space
 
 
@@ -38,3 +40,23 @@ def test_points_are_listed_once_per_space_and_handed_out_fresh() -> None:
     first[0]["a"] = 99
     assert space.points() == [{"a": 1, "b": "x"}, {"a": 2, "b": "x"}]
     assert len(calls) == 4
+
+
+def test_two_threads_listing_a_fresh_space_at_once_each_get_its_points_once() -> None:
+    """A second thread that lists the points while the first is still listing them (here: from
+    inside the first's `distinct`) lists them too; neither listing is added to the other's:
+    every listing, then and later, holds each kept point once."""
+    other: list[list[dict]] = []
+
+    def key(point: dict) -> object:
+        if not other and threading.current_thread() is threading.main_thread():
+            thread = threading.Thread(target=lambda: other.append(space.points()))
+            thread.start()
+            thread.join()
+        return point["a"]
+
+    space = Space(_factory, {"a": [1, 2], "b": ["x", "y"]}, distinct=key)
+    want = [{"a": 1, "b": "x"}, {"a": 2, "b": "x"}]
+    assert space.points() == want
+    assert other == [want]
+    assert space.points() == want

@@ -30,7 +30,7 @@ def freezes(monkeypatch):
 
 
 def test_a_pool_worker_freezes_its_heap_at_its_start(freezes, monkeypatch):
-    monkeypatch.setattr(tune_eval, "_SHARED_BEST", [None])
+    monkeypatch.setattr(tune_eval._HERE, "shared", None)
     tune_exec._warm(FactoryRef(FILE, "SPACE"), multiprocessing.Value("q", 0))
     tune_exec._warm(FactoryRef(FILE, "SPACE"), multiprocessing.Value("q", 0))
     assert freezes == [1]
