@@ -207,16 +207,7 @@ def test_a_move_onto_a_sparse_grid_keeps_its_zeros_from_the_run_before(monkeypat
     form = moves_strided.StridedForm((n // 2,), (2,), (4,), 0, 0, False)  # every other cell
     want = np.zeros(n, np.int32)
     want[::2] = rows[0]
-    kept = []
-    noted = arena.empty_noted
-    monkeypatch.setattr(arena, "empty_noted", lambda *a: _spy(noted, kept, *a))
-    scratch = arena.Arena()
-    for writer in (False, False, True, False):
-        with arena.scope(scratch):
-            if writer:
-                arena.empty((1, n), np.int32).fill(7)  # another maker's value over the zeros
-            else:
-                assert np.array_equal(moves_strided.apply_form(rows, form, n, None)[0], want)
+    kept = _noted_over_runs(monkeypatch, lambda: moves_strided.apply_form(rows, form, n, None)[0], want)
     assert kept == [False, True, False]
 
 
@@ -232,24 +223,30 @@ def test_a_full_buffer_of_uneven_live_rows_keeps_its_zero_rows_from_the_run_befo
     values = np.arange(1, len(live) * tail + 1, dtype=np.float32).reshape(len(live), tail)
     want = np.zeros((layout.n_rows(t), tail), np.float32)
     want[live] = values
-    kept = []
-    noted = arena.empty_noted
-    monkeypatch.setattr(arena, "empty_noted", lambda *a: _spy(noted, kept, *a))
+    kept = _noted_over_runs(monkeypatch, lambda: layout.from_rows(values, t).reshape(want.shape), want)
+    assert kept == [False, True, False]
+
+
+def _noted_over_runs(monkeypatch, run, want: np.ndarray) -> list[bool]:
+    """Four runs of `run` in one arena, the third replaced by another maker writing 7s over a
+    buffer of `want`'s size (the zeros a note kept); each other run must give `want`. What
+    each `empty_noted` call found (its note kept or not), in order."""
+    kept, noted = [], arena.empty_noted
+
+    def spy(*args):
+        found = noted(*args)
+        kept.append(found[1])
+        return found
+
+    monkeypatch.setattr(arena, "empty_noted", spy)
     scratch = arena.Arena()
     for writer in (False, False, True, False):
         with arena.scope(scratch):
             if writer:
-                arena.empty(want.shape, np.float32).fill(7)  # another maker's value over the zeros
+                arena.empty(want.shape, want.dtype).fill(7)  # another maker's value over the zeros
             else:
-                assert np.array_equal(layout.from_rows(values, t).reshape(want.shape), want)
-    assert kept == [False, True, False]
-
-
-def _spy(noted, kept, *args):
-    """`noted(*args)`, whether it found its note kept appended to `kept`."""
-    found = noted(*args)
-    kept.append(found[1])
-    return found
+                assert np.array_equal(run(), want)
+    return kept
 
 
 def test_at_most_keep_bytes_survive_a_run(monkeypatch):

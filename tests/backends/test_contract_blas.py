@@ -436,37 +436,23 @@ def test_blas_runs_on_one_thread_whatever_blas_threads_says(monkeypatch: pytest.
     assert limits == [1, 1, None]
 
 
-def test_a_run_limits_blas_once(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("options, seed", [(CpuOptions(threads=1), 3), (CpuOptions(threads=2, blas_threads=2), 4)],
+                         ids=["one_thread", "blas_threads_2"])
+def test_a_run_limits_blas_once(monkeypatch: pytest.MonkeyPatch, options: CpuOptions, seed: int) -> None:
     """With BLAS's pool at two threads, a run of two contractions changes the pool once (the
     run's limit; each contraction's own is then a nested block), not once per contraction
-    (~60 us each: issue 61, per-op overhead); the result is the oracle's."""
+    (~60 us each: issue 61, per-op overhead). With `blas_threads=2` too: a kernel whose
+    contractions all accumulate floats runs its matmuls on one BLAS thread anyway, so the run
+    holds that limit once (~25 us a change saved). The result is the oracle's either way."""
     d = pinned("two_tiles", "out[m,n] = a[m,k] * w[n,k]", "bf16:f32", dict(m=64, n=256, k=64),
                dict(placement="2x4 of 32x32, on 1/16 of the slices", trf="w", packet=16, pieces=1), "tiled")
-    arrays = d.inputs(np.random.default_rng(3))
+    arrays = d.inputs(np.random.default_rng(seed))
     changes, contractions = [], []
     limiter, blas = ir_blas._limiter, contract_blas.contract
     monkeypatch.setattr(ir_blas, "_limiter", lambda limit: changes.append(limit) or limiter(limit))
     monkeypatch.setattr(contract_blas, "contract", lambda *a: contractions.append(1) or blas(*a))
     with threadpool_limits(2, user_api="blas"):
-        CpuBackend(CpuOptions(threads=1)).run(d.kernel, tuple(arrays))
-    want = np.asarray(d.oracle(*arrays), np.float32) + np.float32(0)
-    np.testing.assert_array_equal(arrays[-1].view(np.uint32), want.view(np.uint32))
-    assert len(contractions) == 2 and changes == [1]
-
-
-def test_a_float_run_limits_blas_once_at_any_blas_threads(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`blas_threads=2`: a kernel whose contractions all accumulate floats runs its matmuls on
-    one BLAS thread anyway, so the run holds that limit once, not a change of the pool and
-    back per contraction (~25 us each); the result is the oracle's, as with one thread."""
-    d = pinned("two_tiles", "out[m,n] = a[m,k] * w[n,k]", "bf16:f32", dict(m=64, n=256, k=64),
-               dict(placement="2x4 of 32x32, on 1/16 of the slices", trf="w", packet=16, pieces=1), "tiled")
-    arrays = d.inputs(np.random.default_rng(4))
-    changes, contractions = [], []
-    limiter, blas = ir_blas._limiter, contract_blas.contract
-    monkeypatch.setattr(ir_blas, "_limiter", lambda limit: changes.append(limit) or limiter(limit))
-    monkeypatch.setattr(contract_blas, "contract", lambda *a: contractions.append(1) or blas(*a))
-    with threadpool_limits(2, user_api="blas"):
-        CpuBackend(CpuOptions(threads=2, blas_threads=2)).run(d.kernel, tuple(arrays))
+        CpuBackend(options).run(d.kernel, tuple(arrays))
     want = np.asarray(d.oracle(*arrays), np.float32) + np.float32(0)
     np.testing.assert_array_equal(arrays[-1].view(np.uint32), want.view(np.uint32))
     assert len(contractions) == 2 and changes == [1]
