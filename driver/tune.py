@@ -58,7 +58,7 @@ from visa.schedule import schedule_artifact
 
 from driver.tune_bits import Runs, compare_bits
 from driver.tune_batches import MAX_BATCH, Costs, batch_size
-from driver.tune_eval import PARAM_PRUNED, Batch, Candidate, evaluate_timed, param_pruned, prebound, target_rates
+from driver.tune_eval import Batch, Candidate, evaluate_timed, param_pruned, prebound, target_rates
 from driver.tune_exec import FactoryRef, make_executor
 
 __all__ = ["Candidate", "TuneResult", "sweep_order", "tune", "with_text"]
@@ -120,7 +120,7 @@ def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int
                 queue.extend(kept)
 
     def back(timed: tuple[Sequence[float], list[Candidate]]) -> None:
-        priced = [(c.index, s) for c, s in zip(timed[1], timed[0]) if not c.message.endswith(PARAM_PRUNED)]
+        priced = [(c.index, s) for c, s in zip(timed[1], timed[0]) if not c.from_params]
         costs.add([i for i, _ in priced], [s for _, s in priced])
         take(timed[1])
         lower(min((c.makespan for c in timed[1] if c.status == "ok"), default=math.inf))

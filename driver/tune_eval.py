@@ -67,6 +67,9 @@ class Candidate:
     text: str | None = attrs.field(default=None, repr=False)
     checked: str | None = None  # "pass", or "fail: why", for the candidates run against the oracle
     bits: str | None = None  # "same" or "other: ...": its results against the winner's
+    # pruned by its bound from its parameters (`param_pruned`), before anything was built: about
+    # a millisecond wherever that happened, so its time says nothing of a price (driver/tune.py)
+    from_params: bool = False
 
     def label(self) -> str:
         return ", ".join(f"{k}={v!r}" for k, v in self.params.items())
@@ -329,11 +332,8 @@ def param_pruned(index: int, params: dict[str, Any], pre: int | None, cutoff: in
     exceeds `cutoff`, the best makespan known; None when it does not (or either is unknown)."""
     if cutoff is None or pre is None or pre <= cutoff:
         return None
-    return Candidate(index, params, "pruned", bound=pre,
-                     message=f"bound {pre} > best makespan {cutoff}{PARAM_PRUNED}")
-
-
-PARAM_PRUNED = ", from its parameters"  # the end of the message of a candidate `param_pruned` pruned
+    return Candidate(index, params, "pruned", bound=pre, from_params=True,
+                     message=f"bound {pre} > best makespan {cutoff}, from its parameters")
 
 
 @attrs.frozen

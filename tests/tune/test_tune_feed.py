@@ -226,7 +226,7 @@ def test_a_candidate_pruned_by_its_parameters_moves_no_price(monkeypatch: pytest
             super().add(indices, seconds)
 
     def timed(batch):
-        out = [Candidate(i, p, "pruned", bound=9, message="bound 9 > best makespan 5, from its parameters")
+        out = [Candidate(i, p, "pruned", bound=9, message="bound 9 > best makespan 5, from its parameters", from_params=True)
                if i % 3 == 0 else Candidate(i, p, "ok", makespan=5, bound=5) for i, p in batch.items]
         return tuple(0.001 if c.status == "pruned" else 0.04 for c in out), out
 

@@ -9,6 +9,7 @@ sweep without it: the tightest the contract allows."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import attrs
@@ -16,6 +17,7 @@ import pytest
 
 from driver.tune import tune
 from driver.tune_exec import FactoryRef, load_space
+from driver.tune_report import report_json, table
 from ir.errors import InternalError, NpuOptError
 
 FILE = str(Path(__file__).with_name("small_space.py"))
@@ -46,6 +48,15 @@ def test_a_bound_from_the_parameters_prunes_before_the_kernel_is_built() -> None
     assert ok(bounded) == [x for x in ok(plain) if plain.candidates[x[0]].params["loads"] == 1]
     early = [c for c in bounded.candidates if c.message.endswith("from its parameters")]
     assert {c.index for c in early} == {3, 4, 5} and all(c.status == "pruned" and c.bound == two for c in early)
+    # the sweep tells them by a field (`from_params`), not by their message; the report shows neither
+    # the field nor anything new: tune.json's entry and tune.txt's row are what they were
+    assert [c for c in bounded.candidates if c.from_params] == early
+    assert not any(c.from_params for c in plain.candidates)
+    entry = report_json(bounded)["candidates"][3]
+    assert list(entry) == ["index", "params", "status", "makespan", "bound", "code", "message", "checked", "bits"]
+    assert re.fullmatch(rf"bound {two} > best makespan \d+, from its parameters", entry["message"])
+    row = next(line for line in table(bounded).splitlines() if line.startswith("3  "))
+    assert row.split()[-2:] == [str(two), "pruned"]
     assert len(built) == len(plain_built) - 3 and all(c.params not in built for c in early)
     assert plain.candidates[3].status == "refused"  # never built, its refusal is not seen: it could not win
 
