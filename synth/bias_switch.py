@@ -7,14 +7,20 @@ Each slice adds the bias values of its `c` result columns: `c / 8` flits of 4-by
 block's `4c` bytes `sm` times (the 512 x 512 x 128 epilogue of bench_synth.py: 128 KB, 512
 DMA cycles). Here the `c / 8` flits are spread over `c / 8` neighbouring slices of the
 column's `sm`, one flit each (`BSlice`: the flit index on the inner digits of the `m` factor
-of Slice, the outer `sm * 8 / c` digits copies), and the VRF load's stream goes through
-BROADCAST1 over those `c / 8` slices: each slice fetches its one flit, the switch moves the
-ring's flit digit into Time, so every slice collects the block's `c / 8` flits in order
-(the bias's `N % c` element order). A slice holds a whole flit because collect pads each
-packet of the stream to one (COLLECT-3: its packet is the stream's first flit): a bias spread
-over all `sm` slices would hold `4c / sm` bytes a slice, 16 on that epilogue, and each would
-reach the VRF as a flit half padding. Every slice still receives one packet, one
-DMA request, but no longer `c / 64` of them: 128 DMA cycles on that epilogue.
+of Slice; its outer `sm * 8 / c` digits, if any, a `1 # n` padding digit: those slices hold
+nothing), and the VRF load's stream goes through the switch: each slice fetches its one flit,
+the switch moves the flit digit into Time, so every slice collects the block's `c / 8` flits
+in order (the bias's `N % c` element order). With no padding digit that is BROADCAST1 over
+the `c / 8` slices; with one, CUSTOM_BROADCAST over all `sm` (the ring holding every slice
+that reads those flits; the padding slot takes the broadcast's copies, SWITCH-11 allows pure
+padding that). A slice holds a whole flit because collect pads each packet of the stream to
+one (COLLECT-3: its packet is the stream's first flit): a bias spread over all `sm` slices
+would hold `4c / sm` bytes a slice, 16 on that epilogue, and each would reach the VRF as a
+flit half padding. The DMA hands one packet, one 32-byte request, to each of the `c / 8`
+slices only, not `c / 64` requests to every slice: 64 DMA cycles on that epilogue (256 when
+every slice along `m` held a copy of its flit). The switch charges `ring_size x Time x flits`
+(`sm` cycles for the one-flit stream, 128 there instead of 32) to the VRF load on main,
+which runs under `a`'s DMA.
 
 `bias_ring` says where it applies: a bias, `w by switch` alone (the Slice mapping puts the
 `m` factor innermost, synth/tiling.py `switch_slices`), one cluster, the columns not padded
@@ -26,7 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["bias_ring", "bias_slice"]
+__all__ = ["bias_ring", "bias_slice", "bias_span"]
 
 
 def bias_ring(v: dict[str, Any]) -> int:
@@ -42,7 +48,14 @@ def bias_ring(v: dict[str, Any]) -> int:
 
 def bias_slice(v: dict[str, Any]) -> str:
     """BSlice, the Slice mapping of the bias in DM: Slice's, with the `m` factor's inner digits
-    the flit of the bias a slice holds and its outer digits (if any) copies."""
-    geo, M, N, ring = v["geo"], v["M"], v["N"], v["bias_ring"]
-    rows = ", ".join([f"{M} % {geo.tm} / {geo.r * ring}"] * (geo.sm > ring) + [f"{N} / 8 % {ring}"])
+    the flit of the bias a slice holds and its outer digits (if any) padding: the first of
+    each `ring` slices' groups holds the flits, the others nothing (the module docstring)."""
+    geo, N, ring = v["geo"], v["N"], v["bias_ring"]
+    rows = ", ".join([f"1 # {geo.sm // ring}"] * (geo.sm > ring) + [f"{N} / 8 % {ring}"])
     return geo.switch_slices(rows, f"{N} % {geo.tn} / {geo.c}", (v["bi"] or "").upper())
+
+
+def bias_span(v: dict[str, Any]) -> int:
+    """The ring of the bias's VRF load: the `m` factor's `sm` slices, of which the first `ring`
+    hold the block's flits (`bias_slice`), or 0 when the bias moves by DMA copies."""
+    return v["geo"].sm if v["bias_ring"] else 0

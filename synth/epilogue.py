@@ -129,7 +129,7 @@ def param(spec: Any) -> list[str]:
 
 
 def bias_lines(spec: Any, indent: str, tiles: str, cols: int, axis: str | None = None,
-               split: bool = False, ring: int = 0) -> tuple[list[str], list[str]]:
+               split: bool = False, ring: int = 0, span: int = 0) -> tuple[list[str], list[str]]:
     """(the lines before the tile function that load the bias values of column block `j`
     into every slice's VRF, the tile function's lines that take them: loaded at the block's
     first tile, kept for the others), or two empty lists. `tiles` picks the block's columns
@@ -141,21 +141,21 @@ def bias_lines(spec: Any, indent: str, tiles: str, cols: int, axis: str | None =
     context, whose contraction reads the VRF next, not on sub beside the TRF load: on sub it
     waited for the TRF load and the contraction for it (bench_synth.py's epilogue: 8,032
     cycles, on main 7,908). `ring`: the block moves once, a flit a slice on `BSlice`, and the
-    VRF load's switch broadcasts the flits over `ring` slices (synth/bias_switch.py)."""
-    ep = spec.epilogue
-    if ep is None or ep.bias is None:
+    VRF load's switch broadcasts the flits over `ring` slices, or over `span` when only `ring`
+    of them hold one (synth/bias_switch.py)."""
+    if spec.epilogue is None or spec.epilogue.bias is None:
         return [], []
-    name, index = ep.bias
-    N = axis or index.upper()
-    dt = _BIAS_DTYPE[spec.dtype_out]
+    name, index = spec.epilogue.bias
+    N, dt = axis or index.upper(), _BIAS_DTYPE[spec.dtype_out]
     element = f"{N} % {cols}"
     fetch = f'm("{N} / 8 % {cols // 8}"), m("{N} % 8")'  # 8 values of 4 bytes a flit
     move = [f"        {name}_dm = ({name}.view(){tiles}",
             f'                .to_dm(ctx.tdma, DmTensor[{dt}, Chip, Cluster, {"BSlice" if ring else "Slice"}, '
             f'm("{f"{N} % 8" if ring else element}")]))']
+    config = f"CUSTOM_BROADCAST(ring_size={span})" if span > ring else f"BROADCAST1(slice1={ring}, slice0=1)"
     switch = [f'                .fetch(m("1"), m("{N} % 8"))',
-              f"                # each slice's flit goes around their sub-ring of {ring} slices into each of them",
-              f'                .switch(Slice, m("{N} / 8 % {ring}"), SwitchConfig.BROADCAST1(slice1={ring}, slice0=1))']
+              f"                # each slice's flit goes around their sub-ring of {max(ring, span)} slices into each of them",
+              f'                .switch(Slice, m("{N} / 8 % {ring}"), SwitchConfig.{config})']
     vrf = [f"        return (ctx.main.begin({name}_dm.view())",
            *(switch if ring else [f"                .fetch({fetch})"]),
            f"                .collect({fetch})",

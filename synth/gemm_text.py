@@ -12,7 +12,7 @@ from typing import Any
 
 from ir.dtypes import DType
 from synth import epilogue, target
-from synth.bias_switch import bias_ring, bias_slice
+from synth.bias_switch import bias_ring, bias_slice, bias_span
 from synth.both_loads import both_stationary, both_tile
 from synth.onchip import device_transpose, switch_cut_text, switch_fetch, switch_names, switch_w_block
 from synth.live_rows import live_rows, live_store
@@ -195,8 +195,8 @@ def _gemm_mapping(v: dict[str, Any]) -> list[str]:
     if geo.a_switch:
         lines += stream_mapping(v)
     if v["bias_ring"]:
-        lines += [f"# the bias moves once a column block, a flit a slice on {v['bias_ring']} slices along {M} (BSlice); "
-                  "the Switch Engine",
+        lines += [f"# the bias moves once a column block, a flit a slice on {v['bias_ring']} of the {geo.sm} slices along "
+                  f"{M} (BSlice); the Switch Engine",
                   "# broadcasts the flits into every slice's VRF load, instead of one DMA copy per slice",
                   f'BSlice = m("{bias_slice(v)}")']
     lines += [
@@ -275,7 +275,8 @@ def _gemm_tile(v: dict[str, Any]) -> list[str]:
     if geo.halves:  # the TRF in halves of k, loaded by main and sub (synth/both_loads.py)
         return both_tile(v, dst, lambda half: contraction_chain(v | {"Kl": half}, " " * 20))
     load, take = epilogue.bias_lines(v["spec"], "        ", chain((v["ni"],), v["j_step"]), v["c"], v["N"],
-                                     split=v["pieces_n"] > 1 or bias_first(v), ring=v["bias_ring"])
+                                     split=v["pieces_n"] > 1 or bias_first(v), ring=v["bias_ring"],
+                                     span=bias_span(v))
     pad = " " * (20 if v["pieces_n"] > 1 else 18)
     work = contraction_chain(v, pad)
     if geo.sk > 1:

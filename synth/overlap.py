@@ -102,7 +102,8 @@ def bias_first(v: dict[str, Any]) -> bool:
     load were issued, the bias's DM took that of `w`'s block, free once the TRF load was
     issued, so its DMA waited for the TRF load, and the contraction for the bias: the
     512 x 512 x 128 epilogue's `128x2 of 4x256, w by switch` one piece ran 7,474 cycles, with
-    the bias moved between `w` and `a` 6,850."""
+    the bias moved between `w` and `a` 6,850 (6,658 since the bias lands on fewer slices,
+    synth/bias_switch.py)."""
     ep, geo = v["spec"].epilogue, v["geo"]
     return (v["mt"] * v["nt"] == 1 and v["pieces_n"] == 1 and ep is not None and ep.bias is not None
             and v["t_dm"] == "w_dm" and geo.tb == 1 and not geo.halves and geo.sk == 1 and not geo.double)

@@ -45,11 +45,11 @@ def test_odd_rows_in_pieces_equal_numpy_on_cpu_and_visa() -> None:
 
 def test_odd_rows_with_w_and_the_bias_switched_equal_numpy_on_cpu_and_visa() -> None:
     # 3 rows a slice on 32 slices, w's 32 rows cut over them, and the bias switched into the VRFs
-    # (synth/bias_switch.py: its 4 flits on 4 of them, 8 copies)
+    # (synth/bias_switch.py: its 4 flits on 4 of them, spread over all 32)
     epilogue = contraction("q[m,n] = requant(relu(a[m,k] * w[n,k] + b[n]), 0.0009765625)",
                            sizes=dict(m=96, n=64, k=256))
     point = dict(placement="32x2 of 3x32, on 1/4 of the slices, w by switch", trf="w", packet=32)
-    assert point["placement"] in _odd(epilogue) and "BROADCAST1(slice1=4, slice0=1)" in source(epilogue, point)
+    assert point["placement"] in _odd(epilogue) and "CUSTOM_BROADCAST(ring_size=32)" in source(epilogue, point)
     equals_numpy(epilogue, point)
 
 
