@@ -10,11 +10,12 @@ kernel, each ratio against a baseline measured in the same run:
   pool both at 1, then both at 2 threads (the backend's bf16 matmuls run BLAS on one thread
   either way and share a large one among its own threads: backends/cpu/contract_blas.py),
   the two taking turns in `--rounds` rounds (which
-  goes first rotating), numba's float core loaded first (as in a long process). Before each
-  timed backend run (not timed) the benchmark waits until no other thread of its process is
-  using CPU (`settle`): after a 2-thread `np.matmul`, OpenBLAS's worker keeps spinning for
-  tens of milliseconds, and without the wait that spinning was charged to the backend's run
-  that followed (the reference's own runs are timed as before); goal <= 3x
+  goes first rotating), numba's float core loaded first (as in a long process). At two
+  threads, before each timed backend run (not timed) the benchmark waits until no other
+  thread of its process uses CPU (`settle`): after a 2-thread `np.matmul`, OpenBLAS's
+  worker keeps spinning for tens of milliseconds, and without the wait that spinning was
+  charged to the backend's run that followed (the reference's runs are timed as before);
+  goal <= 3x
   on the median wall-time ratio. At one thread the ratio of process CPU times is printed
   too (what the wall-time ratio is on an idle machine; a busy shared one stretches both
   sides' wall times unevenly). Each result is first
@@ -200,7 +201,7 @@ def bf16_section(seed: int, count: int, rounds: int, forms: tuple[str, ...] = FO
             with threadpool_limits(threads):
                 for r in range(rounds):
                     for k in (r % 2, 1 - r % 2):
-                        if k == 1 and not spin:
+                        if k == 1 and threads > 1 and not spin:
                             settle()  # the reference's BLAS workers idle first (module docstring)
                         t, c = time.perf_counter(), time.process_time()
                         fns[k]()
