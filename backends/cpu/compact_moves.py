@@ -157,6 +157,8 @@ def trim(buf: np.ndarray | Compact | Pending | LazyRows, src: Type, dst: Type,
     if isinstance(buf, Pending) and _trim_is_move(src_local, dst_local, size):
         return Pending(buf.base, (*buf.chain, (src_local, dst_local)), dst)
     rows = (realize(buf) if isinstance(buf, Pending) else buf).base
+    if rows.shape[-1] == size:  # every cell of every packet kept (the rows hold no padding): as they are
+        return compact.make(rows, dst)
     return compact.make(moves.trim(rows, size), dst)
 
 

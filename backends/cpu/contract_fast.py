@@ -210,10 +210,49 @@ def _value_independent(op: _Operand, gather: Gather, candidates: tuple[int, ...]
         kept = run_memo.get("independent " + side, lazy.base, key)
         if kept is not None:
             return kept
-    out = _compared(op, gather, candidates)
+    out = frozenset() if _apart(op, gather, candidates) else _compared(op, gather, candidates)
     if key is not None:
         run_memo.put("independent " + side, op.lazy.base, key, out)
     return out
+
+
+@functools.lru_cache(maxsize=256)
+def _apart_samples(shape: tuple[int, ...], steps: tuple[int, ...],
+                   axes: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, int]:
+    """For a view of `shape` and element `steps`: the element offsets of `_SAMPLES` places
+    (drawn once, with a fixed seed) at position 0 of each axis of `axes`, and of the same
+    places at a later position of that axis, every axis's in one array each; and the offset
+    of its last cell."""
+    rng = np.random.default_rng(len(shape))
+    firsts, laters = [], []
+    for axis in axes:
+        at = [rng.integers(0, n, _SAMPLES) if k != axis else 0 for k, n in enumerate(shape)]
+        first = sum(i * st for i, st in zip(at, steps))
+        firsts.append(first)
+        laters.append(first + rng.integers(1, shape[axis], _SAMPLES) * steps[axis])
+    return np.concatenate(firsts), np.concatenate(laters), sum((n - 1) * st for n, st in zip(shape, steps))
+
+
+def _apart(op: _Operand, gather: Gather, candidates: tuple[int, ...]) -> bool:
+    """Whether the operand's values differ along every candidate digit at some of `_SAMPLES`
+    scattered cells (then they repeat along none: `_value_independent` is empty), by one take
+    of each side from an affine read at offsets drawn once per layout. False when that does
+    not tell (a repeat, a read by index, a negative stride); the exact check then runs.
+    (Issue 61: the stationary operand of `drawn_s101_0`, new each tile, took 0.3 ms a tile
+    in views and takes per digit and the run's memo key.)"""
+    found = op.in_place(gather)
+    if found is not None:
+        view = found[0]
+    elif op.lazy is None and gather.offset is not None:
+        view = _view(op.raw, gather)
+    else:
+        return False
+    item, axes = view.itemsize, tuple(1 + gather.digits.index(k) for k in candidates)
+    if view.size == 0 or any(st < 0 or st % item for st in view.strides) or any(view.shape[a] < 2 for a in axes):
+        return False
+    first, later, last = _apart_samples(view.shape, tuple(st // item for st in view.strides), axes)
+    flat = as_strided(view, (last + 1,), (item,), writeable=False)
+    return bool((flat.take(first) != flat.take(later)).reshape(len(axes), _SAMPLES).any(axis=1).all())
 
 
 def _compared(op: _Operand, gather: Gather, candidates: tuple[int, ...]) -> frozenset[int]:

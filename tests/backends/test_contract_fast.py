@@ -403,3 +403,41 @@ def test_repeats_rejects_by_samples_and_still_reads_every_cell() -> None:
     for v, want in ((view, False), (repeated, True), (one_off, False)):
         assert contract_fast._repeats(v) == want == bool((v == v[:, :1]).all())
     assert not contract_fast._differs(view[:, :, ::-1])  # a negative stride: left to the full check
+
+
+@pytest.mark.parametrize("stored", ["array", "lazy"])
+def test_apart_rejects_only_digits_whose_values_differ(stored: str) -> None:
+    """`_apart` (issue 61: the stationary operand, new each tile, checked by one take of
+    scattered samples from its stored rows) answers True only when the values differ along
+    every candidate digit; `_value_independent` is numpy's answer over the whole view either
+    way: values drawn at random, repeating along one digit, a zero-stride digit, one cell the
+    samples miss. Read from a plain array and in place from a move not copied out."""
+    from backends.cpu.contract_plan import Gather
+    from backends.cpu.lazy_rows import LazyRows
+    from backends.cpu.moves_strided import StridedForm
+
+    shape, steps = (8, 2, 2, 2, 2, 2, 8, 16), (512, 2, 4, 8, 16, 32, 64, 0)
+    gather = Gather(tuple(range(8)), shape, (8, 32, 8, 16), None, 0, steps)
+    rng = np.random.default_rng(9)
+
+    def view(raw: np.ndarray) -> np.ndarray:
+        return np.lib.stride_tricks.as_strided(raw, (raw.shape[0], *shape), (raw.strides[0], *(2 * s for s in steps)))
+
+    def operand(raw: np.ndarray) -> contract_fast._Operand:
+        if stored == "array":
+            return contract_fast._Operand(raw)
+        form = StridedForm((raw.shape[1],), (1,), (raw.itemsize,), 0, 0, True)
+        return contract_fast._Operand(LazyRows(raw, form, raw.shape[1], raw.shape))
+
+    drawn = rng.integers(0, 60000, (5, 4096), dtype=np.uint16)
+    along_6 = drawn.copy()
+    view(along_6)[...] = view(drawn)[:, :, :, :, :, :, :, :1].copy()  # digit 6 (stride 64): repeats
+    one_off = np.ascontiguousarray(np.broadcast_to(drawn[:, :512], (8, 5, 512)).transpose(1, 0, 2)).reshape(5, 4096)
+    one_off[3, 7 * 512 + 98] += 1  # repeats along digit 0 (stride 512) but for one cell
+    for raw, candidates, apart in ((drawn, (0, 6), True), (along_6, (0, 6), False), (drawn, (0, 7), False),
+                                   (one_off, (0,), False)):
+        v = view(raw)
+        want = {k for k in candidates if bool((np.moveaxis(v, 1 + k, 1) == np.moveaxis(v, 1 + k, 1)[:, :1]).all())}
+        assert contract_fast._apart(operand(raw), gather, candidates) == apart
+        assert contract_fast._value_independent(operand(raw), gather, candidates, "a") == want
+    assert want == set()  # the one cell off is found by the exact check
