@@ -211,3 +211,30 @@ def test_the_distinct_rows_of_a_broadcast_are_one_strided_copy(monkeypatch: pyte
     assert copies and any(z.rows.shape[0] > 1 for z in copies)
     assert len(walks) == len(copies)
     assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+@pytest.mark.parametrize("extra", [0, 1])
+def test_a_sparse_feed_places_each_stored_rows_bytes_a_row_at_a_time_or_gathered(extra: int) -> None:
+    """`gather_groups` on a lazy broadcast, sparse: every stored row of each group (its slices'
+    first row of each distinct source row) holds that source row, copied one row at a time
+    up to `_ROW_BY_ROW` stored rows and gathered past it; the other rows are not written."""
+    from visa.interp.fast import lazy
+    rng = np.random.default_rng(21)
+    n_rows, n_src = 2 * (lazy._ROW_BY_ROW + extra), lazy._ROW_BY_ROW + extra
+    which = np.concatenate([np.arange(n_src), rng.integers(0, n_src, n_rows - n_src)])   # every source row used
+    source = rng.integers(0, 1 << 16, (n_src, 3, 5)).astype(np.uint16)
+    half = n_rows // 2                         # two groups: rows [0, half) and [half, n_rows)
+    groups = [((0, 0), np.arange(half), np.arange(half), True), ((0, 1), np.arange(half, n_rows), np.arange(half), True)]
+    views = [(source, which[:half]), (source, which[half:])]
+    helds = [at + _first_of_each(which[at:at + half]) for at in (0, half)]   # each row's first equal row
+    got = np.full((n_rows, 3, 5), 0xABCD, np.uint16)
+    lazy.gather_groups(got, groups, views, helds, True)
+    want = np.full_like(got, 0xABCD)
+    for h in np.concatenate(helds):
+        want[h] = source[which[h]]
+    assert np.array_equal(got, want)
+
+
+def _first_of_each(which: np.ndarray) -> np.ndarray:
+    """For each entry of `which`, the index of the first entry equal to it."""
+    return np.array([int(np.flatnonzero(which == v)[0]) for v in which])
