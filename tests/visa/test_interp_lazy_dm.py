@@ -238,3 +238,22 @@ def test_a_sparse_feed_places_each_stored_rows_bytes_a_row_at_a_time_or_gathered
 def _first_of_each(which: np.ndarray) -> np.ndarray:
     """For each entry of `which`, the index of the first entry equal to it."""
     return np.array([int(np.flatnonzero(which == v)[0]) for v in which])
+
+
+def test_a_region_cut_by_a_new_tensor_keeps_its_other_bytes_as_views_and_reads_them() -> None:
+    """A tensor placed over the middle of a lazy region (`Dm.overwrite`) leaves the bytes
+    before and after it held as views of the region's rows (not copied), and every read of
+    them through `lazy_view` (u8 and u16, strided) gives the region's bytes there."""
+    dm = Dm(16, 4096)
+    model, region = _region(dm)
+    dm.hold(region)
+    dm.overwrite(120, 8, 16)          # [120, 128) of every slice written next
+    assert [(z.lo, z.hi) for z in dm.lazy] == [(100, 120), (128, 164)]
+    assert all(np.shares_memory(z.rows, region.rows) for z in dm.lazy)
+    slices = np.array([1, 3, 7], np.int64)
+    for lo, n, step, dtype in ((100, 10, 2, "<u2"), (130, 5, 6, "<u2"), (128, 36, 1, "u1"), (101, 19, 1, "u1")):
+        width = np.dtype(dtype).itemsize
+        rows, which = dm.lazy_view(lo, lo + (n - 1) * step + width, slices, [n], [step], np.dtype(dtype))
+        want = np.stack([model[s, lo + k * step:lo + k * step + width].view(dtype)[0] for s in slices
+                         for k in range(n)]).reshape(len(slices), n)
+        assert np.array_equal(rows[which], want)
