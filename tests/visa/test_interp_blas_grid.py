@@ -115,3 +115,26 @@ def test_the_compiled_floor_is_the_numpy_floor(case: str) -> None:
              "infinity": np.array([[0x3F80, 0xFF80]]), "subnormal": np.array([[0x3F80, 0x0001, 0]])}[case]
     codes = np.asarray(codes).astype(np.uint16)
     assert contract_jit_scan.bf16_floor(contract_jit._compiled(), codes) == unit_floor(codes)
+
+
+def test_the_compiled_floor_of_widened_weights_is_the_numpy_floor() -> None:
+    """The matmul route's weights are widened float32 cells (a bf16 code 16 bits up): their
+    compiled one-pass range (`contract_jit_scan._wide_floor`, through `bf16_floor`) is
+    `ir.bf16_exact.unit_floor`'s, whatever the low halves hold, and its raw (largest, smallest
+    nonzero less one, OR) of the masked cells is numpy's."""
+    pytest.importorskip("numba")
+    from ir.bf16_exact import unit_floor
+    from visa.interp.fast import contract_jit, contract_jit_scan
+    kernels, rng = contract_jit._compiled(), np.random.default_rng(5)
+    cases = [rng.integers(0, 1 << 16, (4, 33)), np.zeros((3, 8)), np.full((2, 5), 0x8000), np.zeros((2, 0)),
+             rng.integers(0, 1 << 14, (5, 9)) | 0x80, rng.integers(120, 130, (6, 7)) << 7 | 0x40,
+             np.array([[0x3F80, 0xFF80]]), np.array([[0x3F80, 0x0001, 0]])]
+    for codes in cases:
+        for junk in (0, 1):   # low halves zero (a shift) or not (a table entry's bits)
+            cells = np.asarray(codes).astype(np.uint32) << 16 | (rng.integers(0, 1 << 16, np.shape(codes)) * junk
+                                                                 ).astype(np.uint32)
+            assert contract_jit_scan.bf16_floor(kernels, cells) == unit_floor(cells)
+            m = cells.reshape(-1) & np.uint32(0x7FFF0000)
+            oracle = ((int(m.max()) if m.size else 0), (int((m - np.uint32(1)).min()) if m.size else 0xFFFFFFFF),
+                      int(np.bitwise_or.reduce(m)) if m.size else 0)
+            assert tuple(int(x) for x in kernels["_wide_floor"](cells.reshape(-1))) == oracle

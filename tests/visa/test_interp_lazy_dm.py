@@ -211,3 +211,49 @@ def test_the_distinct_rows_of_a_broadcast_are_one_strided_copy(monkeypatch: pyte
     assert copies and any(z.rows.shape[0] > 1 for z in copies)
     assert len(walks) == len(copies)
     assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+@pytest.mark.parametrize("extra", [0, 1])
+def test_a_sparse_feed_places_each_stored_rows_bytes_a_row_at_a_time_or_gathered(extra: int) -> None:
+    """`gather_groups` on a lazy broadcast, sparse: every stored row of each group (its slices'
+    first row of each distinct source row) holds that source row, copied one row at a time
+    up to `_ROW_BY_ROW` stored rows and gathered past it; the other rows are not written."""
+    from visa.interp.fast import lazy
+    rng = np.random.default_rng(21)
+    n_rows, n_src = 2 * (lazy._ROW_BY_ROW + extra), lazy._ROW_BY_ROW + extra
+    which = np.concatenate([np.arange(n_src), rng.integers(0, n_src, n_rows - n_src)])   # every source row used
+    source = rng.integers(0, 1 << 16, (n_src, 3, 5)).astype(np.uint16)
+    half = n_rows // 2                         # two groups: rows [0, half) and [half, n_rows)
+    groups = [((0, 0), np.arange(half), np.arange(half), True), ((0, 1), np.arange(half, n_rows), np.arange(half), True)]
+    views = [(source, which[:half]), (source, which[half:])]
+    helds = [at + _first_of_each(which[at:at + half]) for at in (0, half)]   # each row's first equal row
+    got = np.full((n_rows, 3, 5), 0xABCD, np.uint16)
+    lazy.gather_groups(got, groups, views, helds, True)
+    want = np.full_like(got, 0xABCD)
+    for h in np.concatenate(helds):
+        want[h] = source[which[h]]
+    assert np.array_equal(got, want)
+
+
+def _first_of_each(which: np.ndarray) -> np.ndarray:
+    """For each entry of `which`, the index of the first entry equal to it."""
+    return np.array([int(np.flatnonzero(which == v)[0]) for v in which])
+
+
+def test_a_region_cut_by_a_new_tensor_keeps_its_other_bytes_as_views_and_reads_them() -> None:
+    """A tensor placed over the middle of a lazy region (`Dm.overwrite`) leaves the bytes
+    before and after it held as views of the region's rows (not copied), and every read of
+    them through `lazy_view` (u8 and u16, strided) gives the region's bytes there."""
+    dm = Dm(16, 4096)
+    model, region = _region(dm)
+    dm.hold(region)
+    dm.overwrite(120, 8, 16)          # [120, 128) of every slice written next
+    assert [(z.lo, z.hi) for z in dm.lazy] == [(100, 120), (128, 164)]
+    assert all(np.shares_memory(z.rows, region.rows) for z in dm.lazy)
+    slices = np.array([1, 3, 7], np.int64)
+    for lo, n, step, dtype in ((100, 10, 2, "<u2"), (130, 5, 6, "<u2"), (128, 36, 1, "u1"), (101, 19, 1, "u1")):
+        width = np.dtype(dtype).itemsize
+        rows, which = dm.lazy_view(lo, lo + (n - 1) * step + width, slices, [n], [step], np.dtype(dtype))
+        want = np.stack([model[s, lo + k * step:lo + k * step + width].view(dtype)[0] for s in slices
+                         for k in range(n)]).reshape(len(slices), n)
+        assert np.array_equal(rows[which], want)

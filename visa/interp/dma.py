@@ -31,7 +31,7 @@ from visa.facts import tensor_bytes
 from visa.interp.errors import check
 from visa.interp.shortcuts import per_record, shortcut
 from visa.interp.memory import Memory, copy_bytes
-from visa.interp.strided import flat_walk, injective, view
+from visa.interp.strided import flat_walk, injective, runs_as_items, view
 from visa.interp.values import pad_mask
 from ir.words import a_an
 
@@ -88,7 +88,7 @@ def copy_strided(src: Any, src_base: int, src_strides: list[int], dst: Any, dst_
     dw = flat_walk(dst, dst_base, sizes, dst_strides, 1) if sw is not None else None
     if dw is None or not injective(sizes, dw[2], 1):
         return False
-    np.copyto(*reversed(_word_views(sw, dw, sizes)))
+    np.copyto(*runs_as_items(*reversed(_word_views(sw, dw, sizes))))   # a packet of words as one item
     return True
 
 

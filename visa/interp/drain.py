@@ -38,8 +38,8 @@ from visa.interp.shortcuts import Held, per_record, shortcut
 from visa.interp.memory import Memory, scatter
 from visa.interp.rows import Rows, slice_grid
 from visa.interp.steps import ProgramState, runs
-from visa.interp.strided import flat_walk, injective, view
-from visa.interp.values import padded, pads_from, raw_dtype, to_raw, value_dtype, zero_pad
+from visa.interp.strided import flat_walk, injective, runs_as_items, view
+from visa.interp.values import padded, pads_from, raw_dtype, to_raw, value_dtype, zero_cells, zero_pad
 from ir.words import a_an
 
 __all__ = ["run_lane_fold", "run_cast", "run_commit"]
@@ -95,11 +95,16 @@ def run_cast(op: Any, stream: np.ndarray, mem: Memory) -> np.ndarray:
     cells = stream[..., :n].reshape(-1, n)
     out = mem.scratch((*stream.shape[:2], flit), value_dtype(dst))
     if not pads_from(op.output_type.packet, n):   # else `_padded` zeroes the tail: once is enough
-        out[..., n:] = 0
+        zero_cells(out, n, flit)
     step = max(1, _CAST_BLOCK // n)   # a block of cells at a time: its temporaries stay in cache
+    rows = out.reshape(-1, flit)
     try:
         for lo in range(0, max(len(cells), 1), step):
-            out.reshape(-1, flit)[lo:lo + step, :n] = cv.convert(cells[lo:lo + step], src, dst, "cast")
+            part, into = cv.convert(cells[lo:lo + step], src, dst, "cast"), rows[lo:lo + step, :n]
+            if part.dtype == into.dtype and part.shape == into.shape:   # a packet's cells moved as one item
+                np.copyto(*runs_as_items(into, np.ascontiguousarray(part)))
+            else:
+                into[...] = part
     except ValueError as e:
         check(False, str(e), op)
     return _padded(op, out)
@@ -199,7 +204,7 @@ def _write_strided(op: Any, dm: Any, slices: np.ndarray, values: np.ndarray, d: 
     target = view(walk_, sizes, raw_dtype(bits))
     if target is None:
         return False
-    np.copyto(target, to_raw(values, d, bits).reshape(sizes))
+    np.copyto(*runs_as_items(target, to_raw(values, d, bits).reshape(sizes)))   # packets as whole items
     return True
 
 

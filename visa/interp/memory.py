@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from visa.interp.fast.copies import CopyNotes
 from visa.interp.errors import InterpError
@@ -153,8 +154,12 @@ class Dm:
         if found is None:
             return None
         z, which = found
-        view = np.ndarray((z.rows.shape[0], *shape), dtype, buffer=z.rows, offset=lo - z.lo,
-                          strides=(z.rows.strides[0], *strides))
+        if z.rows.flags.c_contiguous:
+            view = np.ndarray((z.rows.shape[0], *shape), dtype, buffer=z.rows, offset=lo - z.lo,
+                              strides=(z.rows.strides[0], *strides))
+        else:   # a region cut from a larger one (`_outside`): a view of its rows, columns apart
+            first = z.rows[:, lo - z.lo:lo - z.lo + np.dtype(dtype).itemsize].view(dtype)   # each row's first element
+            view = as_strided(first, (z.rows.shape[0], *shape), (z.rows.strides[0], *strides), writeable=False)
         return view, which
 
     def _materialize(self, low: int, high: int, rows: int, touched: np.ndarray | None = None) -> None:
@@ -244,7 +249,7 @@ def _outside(z: Lazy, low: int, high: int) -> list[Lazy]:
     itself when it does not meet them)."""
     if high <= z.lo or z.hi <= low:
         return [z]
-    return [Lazy(a, b, z.slices, z.which, np.ascontiguousarray(z.rows[:, a - z.lo:b - z.lo]))
+    return [Lazy(a, b, z.slices, z.which, z.rows[:, a - z.lo:b - z.lo])   # views: the bytes are not copied
             for a, b in ((z.lo, low), (high, z.hi)) if a < b]
 
 

@@ -18,7 +18,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from visa.interp.memory import Dm
 
-__all__ = ["flat_walk", "view", "injective", "view_reshape"]
+__all__ = ["flat_walk", "view", "injective", "view_reshape", "runs_as_items"]
 
 
 def flat_walk(space: Any, base: int, sizes: Sequence[int], strides: Sequence[int],
@@ -106,3 +106,16 @@ def view_reshape(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
         return v
     except ValueError:
         return None
+
+
+def runs_as_items(dst: np.ndarray, src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(dst, src), arrays of one shape and dtype whose last axis is contiguous in both and at
+    least 8 bytes long, viewed with that axis as one raw item each (numpy then moves a run
+    at a time: a strided copy of 8-cell bf16 packets ~6x faster than cell by cell); else
+    unchanged. Copying the views copies the same bytes."""
+    item = dst.itemsize
+    run = dst.shape[-1] * item if dst.ndim > 1 else 0
+    if (run < 8 or dst.shape != src.shape or dst.dtype != src.dtype or dst.dtype.hasobject
+            or dst.strides[-1] != item or src.strides[-1] != item):
+        return dst, src
+    return dst.view(f"V{run}")[..., 0], src.view(f"V{run}")[..., 0]

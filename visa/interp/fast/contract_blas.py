@@ -67,9 +67,10 @@ def codes_range(*parts: np.ndarray, floor: Callable[[np.ndarray], Any] = unit_fl
     return (max(t for t, _ in live), min(u for _, u in live)) if live else None
 
 
-def weights_range(wt: np.ndarray) -> tuple[int, int] | None:
-    """`codes_range` of widened bf16 values `wt` (float32: each a code shifted 16 bits up)."""
-    return codes_range(wt.view(np.uint32))
+def weights_range(wt: np.ndarray, floor: Callable[[np.ndarray], Any] = unit_floor) -> tuple[int, int] | None:
+    """`codes_range` of widened bf16 values `wt` (float32: each a code shifted 16 bits up), by
+    `floor` (`unit_floor`, or one giving the same on uint32 cells)."""
+    return codes_range(wt.view(np.uint32), floor=floor)
 
 
 def pairs(h_of: np.ndarray, which: np.ndarray, n_h: int, n_w: int) -> bool:

@@ -320,7 +320,7 @@ def _by_blas(plan: Plan, packets: np.ndarray, held: np.ndarray, slots: tuple, ou
     known = mem.copies.recall(spans, tag)   # a tile's second contraction: the first's operand
     if known is None:
         wt, which, _ = _weight_operand(outer, trf, rows, mem, n_w, _NO_OFFS, kept=True)
-        known = (wt, which, contract_blas.weights_range(wt))
+        known = (wt, which, contract_blas.weights_range(wt, functools.partial(jit_scan.bf16_floor, _compiled())))
         mem.copies.remember(spans, tag, known)
     wt, which, w_range = known
     h_of = np.searchsorted(stored, held)

@@ -97,19 +97,35 @@ def _bf16_floor(cells):
     return top, low, ors
 
 
-ORDER = ("_row_range", "_bounds", "_same_row", "_held_rows", "_held_bounds", "_bf16_floor")
+def _wide_floor(cells):
+    """`_bf16_floor` of widened bf16 values `cells` (1-D uint32, each a code 16 bits up: a TRF
+    operand laid out for the matmuls), in their own width: the high halves' magnitudes, the
+    low halves masked off as `ir.bf16_exact.unit_floor` masks them."""
+    top, low, ors = np.uint32(0), np.uint32(0xFFFFFFFF), np.uint32(0)
+    for c in range(cells.size):
+        m = cells[c] & np.uint32(0x7FFF0000)
+        top = max(top, m)
+        low = min(low, np.uint32(m - np.uint32(1)))
+        ors |= m
+    return top, low, ors
+
+
+ORDER = ("_row_range", "_bounds", "_same_row", "_held_rows", "_held_bounds", "_bf16_floor", "_wide_floor")
 """Compiled in this order."""
 INLINE = ("_row_range", "_same_row")
 """Inlined into their callers: one row's scan and one row's compare."""
 
 
 def bf16_floor(kernels: dict, codes: np.ndarray) -> tuple[int, int] | None:
-    """`ir.bf16_exact.unit_floor` of bf16 codes (uint16) in one pass of the compiled
-    `_bf16_floor` (`kernels`: `contract_jit._compiled()`; a fifth of the numpy passes' time on
-    a drawn GEMM's stream); other codes by `unit_floor` itself."""
-    if codes.dtype != np.uint16:
+    """`ir.bf16_exact.unit_floor` of bf16 codes (uint16, or uint32 widened ones) in one pass of
+    the compiled `_bf16_floor` or `_wide_floor` (`kernels`: `contract_jit._compiled()`; a fifth
+    of the numpy passes' time on a drawn GEMM's stream, a tenth on its widened weights); other
+    codes by `unit_floor` itself."""
+    wide = codes.dtype == np.uint32
+    if not wide and codes.dtype != np.uint16:
         return unit_floor(codes)
-    top, low, ors = (int(x) for x in kernels["_bf16_floor"](codes.reshape(-1)))
-    if low == 0xFFFF:          # every one a zero (a nonzero code less one is below 0x7FFF)
+    scan = kernels["_wide_floor" if wide else "_bf16_floor"]
+    top, low, ors = (int(x) for x in scan(codes.reshape(-1)))
+    if low == (0xFFFFFFFF if wide else 0xFFFF):   # every one a zero (a nonzero one less one is below)
         return 0, NONE
-    return from_bounds(top, low + 1, ors)
+    return from_bounds(top, low + 1, ors, 16 if wide else 0)

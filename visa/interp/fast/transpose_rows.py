@@ -34,7 +34,7 @@ import numpy as np
 from visa.interp.fast.repeated import Repeated
 from visa.interp.memory import Lazy
 from visa.interp.shortcuts import register
-from visa.interp.strided import flat_walk, view
+from visa.interp.strided import flat_walk, runs_as_items, view
 from visa.interp.values import from_raw, raw_dtype, value_dtype
 
 __all__ = ["Turned", "feed_rows", "transpose_rows", "commit_rows", "held_stream"]
@@ -164,7 +164,7 @@ def commit_rows(op: Any, stream: Any, rows: Any, n_slices: int, size: int, bits:
         target = None if walk is None else view(walk, sizes, raw_dtype(bits))
         if target is None:
             return None
-        np.copyto(target, encode(rows_of(used)).reshape(sizes))
+        np.copyto(*runs_as_items(target, encode(rows_of(used)).reshape(sizes)))   # a packet's cells as one item
         at = np.full(n_slices, -1, np.int64)   # each of the DM's slices' row (-1: none)
         at[slices] = which.reshape(-1)
         out.append((key, Lazy(op.dest, op.dest + size, np.asarray(slices, np.int64), at, data)))
