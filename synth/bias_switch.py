@@ -12,15 +12,18 @@ nothing), and the VRF load's stream goes through the switch: each slice fetches 
 the switch moves the flit digit into Time, so every slice collects the block's `c / 8` flits
 in order (the bias's `N % c` element order). With no padding digit that is BROADCAST1 over
 the `c / 8` slices; with one, CUSTOM_BROADCAST over all `sm` (the ring holding every slice
-that reads those flits; the padding slot takes the broadcast's copies, SWITCH-11 allows pure
-padding that). A slice holds a whole flit because collect pads each packet of the stream to
+that reads those flits: the switch drops the padding digit, which SWITCH-10 allows for
+padding alone, and fills the `m` factor's slots of Slice with copies, a tile SWITCH-11
+refuses when that factor is padded, as it refuses `w`'s own switch there). A slice holds a whole flit because collect pads each packet of the stream to
 one (COLLECT-3: its packet is the stream's first flit): a bias spread over all `sm` slices
 would hold `4c / sm` bytes a slice, 16 on that epilogue, and each would reach the VRF as a
 flit half padding. The DMA hands one packet, one 32-byte request, to each of the `c / 8`
 slices only, not `c / 64` requests to every slice: 64 DMA cycles on that epilogue (256 when
 every slice along `m` held a copy of its flit). The switch charges `ring_size x Time x flits`
 (`sm` cycles for the one-flit stream, 128 there instead of 32) to the VRF load on main,
-which runs under `a`'s DMA.
+which runs under `a`'s DMA; it leaves out what loading CUSTOM_BROADCAST's snoop bitmap
+costs the DMA engine and the sub context (docs/machine/switch.md), which BROADCAST1 does not
+need.
 
 `bias_ring` says where it applies: a bias, `w by switch` alone (the Slice mapping puts the
 `m` factor innermost, synth/tiling.py `switch_slices`), one cluster, the columns not padded
