@@ -42,34 +42,34 @@ import numpy as np
 
 from backends.cpu.lru import ByObject
 
-try:  # numpy's switch for its huge page advice (numpy 1.20+; private, hence the fallback)
-    from numpy._core.multiarray import _set_madvise_hugepage as _set_huge_pages
-except ImportError:  # pragma: no cover - a numpy without the switch: its default advice stays
-    def _set_huge_pages(enabled: bool) -> bool:
-        return enabled
-
 __all__ = ["Arena", "scope", "current", "empty", "empty_noted", "forget_note", "zeros", "memory_owner", "written",
            "owned_root", "give_back", "give_back_raw", "sparse_zeros", "make_room", "MIN_BYTES", "KEEP_BYTES"]
 
 MIN_BYTES = 1 << 20
 KEEP_BYTES = 256 << 20
 
-_HUGE_LOCK = threading.Lock()
+_SPARSE_MIN = MIN_BYTES
+"""Bytes from which `sparse_zeros` maps memory of its own: a smaller one's mapping, its page
+faults and its unmapping each run cost more than heap memory cleared (drawn_s1_2 makes 24 of
+128-512 KiB a run: 24 % slower steady runs mapped)."""
 
 
 def sparse_zeros(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """`np.zeros(shape, dtype)` made without numpy's transparent huge page advice. numpy
-    asks for huge pages on every allocation of 4 MiB or more (`madvise(MADV_HUGEPAGE)`),
-    so writing one 32 KiB row of every 128 KiB makes 2 MiB resident for each 2 MiB of the
-    buffer: a DMA into a kernel on 1/4 of the slices made its whole DM buffer resident, 4x
-    the cells it wrote (issue 61, first-run memory: drawn_s2_2 8 MiB for 2 MiB of rows).
-    With small pages only the pages written are."""
-    with _HUGE_LOCK:  # numpy's switch is process-wide: set and restored around this allocation alone
-        before = _set_huge_pages(False)
-        try:
-            return np.zeros(shape, dtype)
-        finally:
-            _set_huge_pages(before)
+    """`np.zeros(shape, dtype)` whose pages are resident only once written: a private
+    anonymous mapping of its own (unmapped when the array goes), small pages. Two ways
+    `np.zeros` made the untouched padding resident too (issue 61, first-run memory): numpy
+    asks for huge pages from 4 MiB (`madvise(MADV_HUGEPAGE)`: one 32 KiB row written every
+    128 KiB made every 2 MiB page resident, drawn_s2_2 8 MiB for 2 MiB of rows), and below
+    the allocator's mmap threshold (which rises to the size of each large block freed) the
+    memory comes from the heap, where `calloc` clears every byte of reused memory
+    (drawn_s2_6: a 1 MiB DM tensor of 8 live rows made whole, 0.8 MiB resident)."""
+    dtype = np.dtype(dtype)
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes < _SPARSE_MIN:
+        return np.zeros(shape, dtype)
+    return np.frombuffer(mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE), dtype).reshape(shape)
+
+
 _LOCAL = threading.local()
 # The row classes recorded for a buffer's memory (backends/cpu/row_classes.py): kept here, beside
 # the buffers, because handing a buffer out again must drop them.
