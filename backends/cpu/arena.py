@@ -42,32 +42,47 @@ import numpy as np
 
 from backends.cpu.lru import ByObject
 
+try:  # numpy's switch for its huge page advice (numpy 1.20+; private, hence the fallback)
+    from numpy._core.multiarray import _set_madvise_hugepage as _set_huge_pages
+except ImportError:  # pragma: no cover - a numpy without the switch: its default advice stays
+    def _set_huge_pages(enabled: bool) -> bool:
+        return enabled
+
 __all__ = ["Arena", "scope", "current", "empty", "empty_noted", "forget_note", "zeros", "memory_owner", "written",
            "owned_root", "give_back", "give_back_raw", "sparse_zeros", "make_room", "MIN_BYTES", "KEEP_BYTES"]
 
 MIN_BYTES = 1 << 20
 KEEP_BYTES = 256 << 20
 
-_SPARSE_MIN = MIN_BYTES
-"""Bytes from which `sparse_zeros` maps memory of its own: a smaller one's mapping, its page
-faults and its unmapping each run cost more than heap memory cleared (drawn_s1_2 makes 24 of
-128-512 KiB a run: 24 % slower steady runs mapped)."""
+_HUGE_LOCK = threading.Lock()
+_MAP_BELOW = 4 << 20
+"""`sparse_zeros` maps memory of its own for sizes from `MIN_BYTES` up to this (below,
+a mapping's system calls and faults each run cost more than heap memory cleared:
+drawn_s1_2 makes 24 of 128-512 KiB a run, 24 % slower steady runs mapped; from it,
+the heap memory malloc reuses, resident already, costs fewer faults each run: drawn_s2_2's
+8 and 16 MiB, 6-11 % slower mapped)."""
 
 
 def sparse_zeros(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """`np.zeros(shape, dtype)` whose pages are resident only once written: a private
-    anonymous mapping of its own (unmapped when the array goes), small pages. Two ways
-    `np.zeros` made the untouched padding resident too (issue 61, first-run memory): numpy
-    asks for huge pages from 4 MiB (`madvise(MADV_HUGEPAGE)`: one 32 KiB row written every
-    128 KiB made every 2 MiB page resident, drawn_s2_2 8 MiB for 2 MiB of rows), and below
-    the allocator's mmap threshold (which rises to the size of each large block freed) the
-    memory comes from the heap, where `calloc` clears every byte of reused memory
-    (drawn_s2_6: a 1 MiB DM tensor of 8 live rows made whole, 0.8 MiB resident)."""
+    """`np.zeros(shape, dtype)` whose untouched pages are not made resident. Two ways plain
+    `np.zeros` made them resident (issue 61, first-run memory): numpy asks for huge pages
+    from 4 MiB (`madvise(MADV_HUGEPAGE)`: one 32 KiB row written every 128 KiB made every
+    2 MiB page resident, drawn_s2_2 8 MiB for 2 MiB of rows), so that advice is turned off
+    around the allocation; and below the allocator's mmap threshold (which rises to the size
+    of each large block freed) the memory comes from the heap, where `calloc` clears every
+    byte of memory used before (drawn_s2_6: a 1 MiB DM tensor of 8 live rows made whole,
+    0.8 MiB resident), so from `MIN_BYTES` to `_MAP_BELOW` it is a private anonymous
+    mapping of its own (small pages, unmapped when the array goes)."""
     dtype = np.dtype(dtype)
     nbytes = math.prod(shape) * dtype.itemsize
-    if nbytes < _SPARSE_MIN:
-        return np.zeros(shape, dtype)
-    return np.frombuffer(mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE), dtype).reshape(shape)
+    if MIN_BYTES <= nbytes < _MAP_BELOW:
+        return np.frombuffer(mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE), dtype).reshape(shape)
+    with _HUGE_LOCK:  # numpy's switch is process-wide: set and restored around this allocation alone
+        before = _set_huge_pages(False)
+        try:
+            return np.zeros(shape, dtype)
+        finally:
+            _set_huge_pages(before)
 
 
 _LOCAL = threading.local()
