@@ -55,21 +55,36 @@ MIN_BYTES = 1 << 20
 KEEP_BYTES = 256 << 20
 
 _HUGE_LOCK = threading.Lock()
+_MAP_BELOW = 4 << 20
+"""`sparse_zeros` maps memory of its own for sizes from `MIN_BYTES` up to this (below,
+a mapping's system calls and faults each run cost more than heap memory cleared:
+drawn_s1_2 makes 24 of 128-512 KiB a run, 24 % slower steady runs mapped; from it,
+the heap memory malloc reuses, resident already, costs fewer faults each run: drawn_s2_2's
+8 and 16 MiB, 6-11 % slower mapped)."""
 
 
 def sparse_zeros(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """`np.zeros(shape, dtype)` made without numpy's transparent huge page advice. numpy
-    asks for huge pages on every allocation of 4 MiB or more (`madvise(MADV_HUGEPAGE)`),
-    so writing one 32 KiB row of every 128 KiB makes 2 MiB resident for each 2 MiB of the
-    buffer: a DMA into a kernel on 1/4 of the slices made its whole DM buffer resident, 4x
-    the cells it wrote (issue 61, first-run memory: drawn_s2_2 8 MiB for 2 MiB of rows).
-    With small pages only the pages written are."""
+    """`np.zeros(shape, dtype)` whose untouched pages are not made resident. Two ways plain
+    `np.zeros` made them resident (issue 61, first-run memory): numpy asks for huge pages
+    from 4 MiB (`madvise(MADV_HUGEPAGE)`: one 32 KiB row written every 128 KiB made every
+    2 MiB page resident, drawn_s2_2 8 MiB for 2 MiB of rows), so that advice is turned off
+    around the allocation; and below the allocator's mmap threshold (which rises to the size
+    of each large block freed) the memory comes from the heap, where `calloc` clears every
+    byte of memory used before (drawn_s2_6: a 1 MiB DM tensor of 8 live rows made whole,
+    0.8 MiB resident), so from `MIN_BYTES` to `_MAP_BELOW` it is a private anonymous
+    mapping of its own (small pages, unmapped when the array goes)."""
+    dtype = np.dtype(dtype)
+    nbytes = math.prod(shape) * dtype.itemsize
+    if MIN_BYTES <= nbytes < _MAP_BELOW:
+        return np.frombuffer(mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE), dtype).reshape(shape)
     with _HUGE_LOCK:  # numpy's switch is process-wide: set and restored around this allocation alone
         before = _set_huge_pages(False)
         try:
             return np.zeros(shape, dtype)
         finally:
             _set_huge_pages(before)
+
+
 _LOCAL = threading.local()
 # The row classes recorded for a buffer's memory (backends/cpu/row_classes.py): kept here, beside
 # the buffers, because handing a buffer out again must drop them.

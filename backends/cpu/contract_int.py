@@ -18,7 +18,7 @@ import numpy as np
 
 from ir.dtypes import DType
 
-from backends.cpu import row_classes
+from backends.cpu import arena, row_classes
 from backends.cpu.contract_plan import Plan, _dest_view
 from backends.cpu.thread_pool import share
 
@@ -136,11 +136,12 @@ def _float_rows(src: np.ndarray, plan: Plan, ftype, side: str) -> np.ndarray:
 
 
 def _folded(a_src: Rows, w_src: Rows, plan: Plan, ftype, split: tuple[int, int, bool],
-            part: slice = slice(None), inner: np.ndarray | None = None) -> np.ndarray:
+            part: slice = slice(None), inner: np.ndarray | None = None, scratch: bool = False) -> np.ndarray:
     """Y (outer, inner, N', I, J) by one (batched over N') matmul of the distinct operand
     rows: a strided view of the matmul's result (the caller's cast reads it in place).
     `part`: the outer rows to compute only (Y's first axis is then that part); `inner`:
-    the inner operand's rows already in `ftype` (`_float_rows`)."""
+    the inner operand's rows already in `ftype` (`_float_rows`); `scratch`: the result in
+    the run's arena (`arena.empty`), which the caller gives back once read."""
     stream_outer = split[2]
     o_src, i_src = _distinct(a_src, w_src, split)
     o_side, i_side = ("a", "w") if stream_outer else ("w", "a")
@@ -151,7 +152,8 @@ def _folded(a_src: Rows, w_src: Rows, plan: Plan, ftype, split: tuple[int, int, 
     nw, _, nj, _ = w.shape
     a2 = a.transpose(1, 0, 2, 3).reshape(nn, na * ni, nr)
     w2 = w.transpose(1, 0, 2, 3).reshape(nn, nw * nj, nr)
-    z = np.matmul(a2, w2.transpose(0, 2, 1)).reshape(nn, na, ni, nw, nj)
+    out = arena.empty((nn, na * ni, nw * nj), ftype) if scratch else None
+    z = np.matmul(a2, w2.transpose(0, 2, 1), out=out).reshape(nn, na, ni, nw, nj)
     return z.transpose((1, 3, 0, 2, 4) if stream_outer else (3, 1, 0, 2, 4))
 
 
@@ -204,9 +206,13 @@ def _folded_into(target: tuple[np.ndarray, tuple[int, ...]], a_src: Rows, w_src:
         _float_rows(_distinct(a_src, w_src, split)[1], plan, ftype, "w" if split[2] else "a")
 
     def fill(part: slice) -> None:
-        y = _folded(a_src, w_src, plan, ftype, split, part, inner)
+        # the products in the run's scratch, given back once cast: the run's next large request
+        # (a commit's trim of the cells) takes the same memory (issue 61, first-run memory:
+        # drawn_s1_4's 2 MiB of products beside 2 MiB of fresh trim)
+        y = _folded(a_src, w_src, plan, ftype, split, part, inner, scratch=True)
         np.copyto(cells[part], np.broadcast_to(y[..., None], (*y.shape, zn)).reshape(y.shape[0], grid[1], *fine),
                   casting="unsafe")
+        arena.give_back(y)
 
     share([lambda part=part: fill(part) for part in parts], threads)
 

@@ -9,7 +9,8 @@ import threading
 
 import numpy as np
 
-from backends.cpu import CpuBackend, CpuOptions, arena, layout, moves, row_classes
+from backends.cpu import CpuBackend, CpuOptions, arena, contract_int, layout, moves, row_classes
+from benchmarks.drawn_kernels import pinned
 from ir.dtypes import f32
 from ir.mapping import m
 from ir.ops import ToDm
@@ -369,3 +370,25 @@ def test_commit_trim_writes_into_the_runs_free_scratch():
         kept = moves.trim(packets, 48)  # 1.5 x MIN_BYTES: the first bytes of the idle buffer
         assert arena.memory_owner(kept) is raw
         np.testing.assert_array_equal(kept, packets[:, :48])
+
+
+def test_an_integer_contractions_products_are_scratch_the_commits_trim_takes_again(monkeypatch):
+    """The folded matmul of an i8 contraction writes its f32 products (1 MiB here) into the
+    run's arena and gives them back once cast, so the commit's trim that follows takes the
+    same memory, not fresh pages beside it (issue 61, first-run memory: drawn_s1_4 held 2
+    MiB more at its peak); the result is numpy's, exactly."""
+    d = pinned("int_trim", "out[n,m] = a[m,k] * w[k,n]", "i8:i32", {"k": 64, "m": 512, "n": 512},
+               {"placement": "4x16 of 256x32, on 1/4 of the slices", "trf": "w", "packet": 64}, "tiled",
+               transpose="device")
+    made: dict[str, list[np.ndarray]] = {"products": [], "trim": []}
+    for module, name, kind in ((contract_int, "_folded", "products"), (moves, "trim", "trim")):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, real=real, kind=kind, **kw:
+                            made[kind].append(real(*a, **kw)) or made[kind][-1])
+    arrays = d.inputs(np.random.default_rng(3))
+    want = d.oracle(*arrays)
+    CpuBackend(CpuOptions(threads=1)).run(d.kernel, tuple(arrays))
+    np.testing.assert_array_equal(arrays[-1], want)
+    products = [arena.memory_owner(y) for y in made["products"] if y.nbytes >= arena.MIN_BYTES]
+    assert products and made["trim"]
+    assert any(arena.memory_owner(t) is p for t in made["trim"] for p in products)

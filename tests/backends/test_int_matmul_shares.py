@@ -90,7 +90,7 @@ def test_a_held_back_thread_leaves_its_parts_to_the_others(monkeypatch: pytest.M
     monkeypatch.setattr(contract_int, "PARALLEL_MIN", 1)
     monkeypatch.setattr(thread_pool, "pool", lambda n: Held())
     monkeypatch.setattr(contract_int, "_folded",
-                        lambda *a: done.append(threading.current_thread().name) or folded(*a))
+                        lambda *a, **kw: done.append(threading.current_thread().name) or folded(*a, **kw))
     kernel = tiled_i8(1, 1)
     rng = np.random.default_rng(6)
     a = rng.integers(-128, 128, (512, 128), dtype=np.int8)
