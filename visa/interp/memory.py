@@ -26,6 +26,7 @@ from visa.interp.errors import InterpError
 from visa.interp.access import Flat, bounds_sum, copy_bytes, gather, scatter
 from visa.interp.fast import pool
 from visa.interp import trf_stale
+from visa.interp.trf_later import Later
 from visa.interp.trf_stale import Span
 
 __all__ = ["Memory", "Flat", "Dm", "Lazy", "gather", "scatter", "copy_bytes"]
@@ -60,10 +61,8 @@ class Dm:
         self.lazy: list[Lazy] = []
 
     def release(self) -> None:
-        """Hand the store back for a later run (its touched bytes as they are: that run
-        zeroes what it reaches) and forget it. Its pages never touched hold no memory yet
-        (a fresh store is allocated zero, by the system on first touch): the pool counts
-        the bytes some run touched."""
+        """Hand the store back for a later run (its touched bytes as they are: that run zeroes
+        what it reaches; the pool counts them: untouched pages hold no memory) and forget it."""
         data, self.data = self.data, np.zeros((self.slices, 0), np.uint8)
         if data.size:
             used = (self.rows, min(self.touched, data.shape[1]))
@@ -213,8 +212,7 @@ class Dm:
         """Zero bytes [base, base + size) of the first `slices` slices (nothing to do past
         `touched` or `rows`: those bytes were never written), but those of the slices
         `written` marks (booleans per slice): the caller writes every one of their bytes.
-        `lazily(dm, base, size, slices)`: a shortcut that may hold the zeros as a lazy
-        region instead (True when it did)."""
+        `lazily(dm, base, size, slices)`: may hold the zeros as a lazy region (True if so)."""
         if base >= self.touched and not self.meets(base, base + size):
             return
         self.overwrite(base, size, slices)
@@ -264,6 +262,7 @@ class Memory:
         self._trf: dict[tuple[int, int], np.ndarray] = {}
         self._trf_stale: dict[tuple[int, int], list[Span]] = {}   # what an earlier run wrote (trf_stale.py)
         self._trf_written: set[tuple] = set()   # (chip, cluster, lanes, first, rows, a span's slices)
+        self._trf_later = Later()               # copies a load left for later (trf_later.py)
         self.dm_address: dict[int, int] = {}     # DM tensor id -> byte address (visa/visa.lark)
         self.trf_row: dict[int, int] = {}        # TRF tensor id -> first row (visa/visa.lark)
         self.dm_reserve = min(dm_reserve, self.dm_slice)
@@ -289,16 +288,21 @@ class Memory:
                 self._trf_stale[key] = list(entry[2][1])
         return self._trf[key]
 
-    def trf(self, chip: int, cluster: int) -> np.ndarray:
-        """The TRF bytes of one (chip, cluster): shape (TRF_BYTES / 32 rows, slices, 32), zero
-        where no write of this run reached."""
+    def trf(self, chip: int, cluster: int, reading: np.ndarray | None = None) -> np.ndarray:
+        """The TRF bytes of one (chip, cluster), (TRF_BYTES / 32 rows, slices, 32), zero where no
+        write of this run reached; those of `reading` only (else all slices) up to date."""
         key = (int(chip), int(cluster))
         data = self._trf_store(key)
         stale = self._trf_stale.get(key)
         if stale:
             trf_stale.zero(data, stale)
             stale.clear()       # only once zero: a reader never sees the rows half done
+        self._trf_later.before_read(key, reading)
         return data
+
+    def trf_later(self, chip: int, cluster: int, lanes: int, first: int, rows: int, targets: Any, copy: Any) -> None:
+        """`copy()` writes rows `first..` of each lane of the slices `targets` when needed (trf_later.py)."""
+        self._trf_later.add((int(chip), int(cluster)), self.lane_rows(lanes, first, rows), targets, copy)
 
     def trf_lanes(self, chip: int, cluster: int, lanes: int) -> np.ndarray:
         """The same TRF bytes seen by a tensor of `lanes` lanes: (lanes, rows per lane, slices, 32)."""
@@ -315,13 +319,13 @@ class Memory:
         (lanes, rows, slices, 32). Every write of non-zero bytes goes through here, so
         `release` knows which rows the next run must zero. `every_slice`: the caller writes
         every byte of those rows in every slice (True), or in the slices of that slice and
-        no byte of any other, so what an earlier run left there need not be zeroed first.
-        What an earlier run left in rows the caller does not write stays for a later write
-        to cover (`trf_stale`) until a reader's `trf` zeroes it."""
+        no byte of any other: what an earlier run left there is not zeroed first (elsewhere it
+        stays for a later write to cover, `trf_stale`, until a reader's `trf` zeroes it)."""
         key = (int(chip), int(cluster))
         covered = trf_stale.covered_slices(every_slice, self.slices) if isinstance(every_slice, slice) else every_slice
         self._trf_written.add((*key, lanes, first, rows, covered if isinstance(covered, tuple) else None))
         ranges = self.lane_rows(lanes, first, rows)
+        self._trf_later.before_write(key, ranges, every_slice)
         for lo, hi in ranges:
             self.copies.forget(("trf", *key), lo, hi)
         data = self._trf_store(key)
@@ -372,6 +376,7 @@ class Memory:
             pool.give_back(data, None, ("rows", tuple(written.get(key, ()))) if key in written else None)
         self._trf.clear()
         self._trf_stale.clear()
+        self._trf_later.clear()
         self._scratch.extend(self._run_scratch)
         self._run_scratch.clear()
         self.recycle()
