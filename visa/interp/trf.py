@@ -311,7 +311,10 @@ def read_weights(outer: Any, trf: TrfTensor, rows: Rows, mem: Memory, index: np.
     whole = (bits in (8, 16, 32) and vd.kind in "iu" and vd.itemsize * 8 == bits
              and flat.size * bits == n_rows * mem.row_bytes * 8 and np.array_equal(flat, np.arange(flat.size)))
     for (chip, cluster), dst, src in _groups(rows, which):
-        lanes = mem.trf_lanes(chip, cluster, trf.lanes)[:, first:first + n_rows, _stepped(rows.slice[src])]
+        at = rows.slice[src]    # some rows only: copies a load left for later (`trf_later`) into others may wait
+        store = mem.trf(chip, cluster, None if which is None else at)
+        store = store.reshape(trf.lanes, -1, mem.slices, mem.row_bytes)
+        lanes = store[:, first:first + n_rows, _stepped(at)]
         words = lanes.view(np.uint64) if mem.row_bytes % 8 == 0 else lanes    # a row moves as whole words
         part = _slices(dst)
         if whole and isinstance(part, slice):
