@@ -10,9 +10,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from benchmarks.drawn_kernels import Drawn
+from npu_opt.compile_api import compile_kernel
+from synth import contraction
 from tu_ops.target import get_target
-from visa.interp import trf
-from visa.interp.fast import pool
+from visa import parse_visa
+from visa.interp import execute_inout, trf
+from visa.interp.fast import lazy, pool
 from visa.interp.memory import Memory
 
 ROW = np.dtype((np.void, 32))
@@ -69,3 +73,22 @@ def test_a_write_makes_the_copies_first_or_drops_those_it_covers(slices, stored)
     mem.trf_rows(0, 0, LANES, FIRST - 1, ROWS + 1, True)  # every byte they would write: dropped
     others = np.setdiff1d(slices, _firsts(slices, stored))
     assert not mem.trf(0, 0)[:, others].any()
+
+
+def test_an_integer_contraction_reads_the_first_slices_and_the_copies_are_never_made(monkeypatch):
+    """`drawn_s1_4`'s layout, smaller: `w` loaded by a switch broadcast (4 slices a row), the
+    integer contraction reading its distinct weight rows only (`read_weights` of some rows)."""
+    spec = contraction("out[n,m] = a[m,k] * w[k,n]", dtype="i8:i32", sizes={"k": 64, "m": 64, "n": 1024},
+                       name="trf_later", transpose="device")
+    drawn = Drawn("trf_later", spec, {"placement": "4x16 of 256x32, on 1/4 of the slices", "trf": "w",
+                                      "packet": 64}, "tiled")
+    a, w, out = drawn.inputs(np.random.default_rng(3))
+    monkeypatch.setattr(lazy, "LAZY_BYTES", 0)         # the broadcasts held lazily at this size
+    calls: list[str] = []
+    for name in ("_store_held", "_store_repeats"):
+        real = getattr(trf, name)
+        monkeypatch.setattr(trf, name, lambda *args, real=real, name=name: (calls.append(name), real(*args))[1])
+    results, finals = execute_inout(parse_visa(compile_kernel(drawn.kernel).text), [a, w, out])
+    want = (a.astype(np.int64) @ w.astype(np.int64)).T.astype(np.int32)     # the oracle: exact in int64
+    assert np.array_equal((results + finals)[-1], want)
+    assert calls == ["_store_held"]                      # stored once, its copies never made
