@@ -14,7 +14,7 @@ from tests.visa.test_interp import artifact, bits, host_inputs
 from tu_ops.target import get_target
 from visa.interp import dma, execute_inout, walker
 from visa.interp.fast import contract_jit, copies
-from visa.interp.memory import Dm
+from visa.interp.dm import Dm
 from visa.interp.memory import Memory
 
 SB = 1 << 10        # slice bytes of the made-up walks

@@ -18,7 +18,7 @@ from synth.space import build
 from tu_ops.target import get_target
 from visa import parse_visa
 from visa.interp import dma, execute_inout
-from visa.interp.memory import Dm
+from visa.interp.dm import Dm
 
 SLICE = get_target("rngd").constants.DM_SLICE_BYTES
 

@@ -17,7 +17,7 @@ from synth.space import build
 from visa import parse_visa
 from visa.interp import execute_inout
 from visa.interp.fast import lazy
-from visa.interp.memory import Dm, Lazy
+from visa.interp.dm import Dm, Lazy
 from visa.interp.memory import gather, scatter
 from visa.interp.strided import flat_walk, view
 from npu_opt.compile_api import compile_kernel

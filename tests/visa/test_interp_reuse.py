@@ -12,7 +12,8 @@ from tests.visa import test_interp_commit_fill as tiled
 from tu_ops.target import get_target
 from visa.interp.fast.memo import per_record
 from visa.interp.fast import pool
-from visa.interp.memory import Dm, Memory
+from visa.interp.dm import Dm
+from visa.interp.memory import Memory
 from visa.interp import execute_inout
 from visa.interp.strided import flat_walk
 

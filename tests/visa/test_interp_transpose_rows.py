@@ -17,7 +17,7 @@ from npu_opt.compile_api import compile_kernel
 from visa import parse_visa
 from visa.interp import engines, execute_inout, shortcuts
 from visa.interp.fast import lazy, transpose_rows
-from visa.interp.memory import Dm
+from visa.interp.dm import Dm
 
 # 16 live slices (N / 32 x M / 8); `w[k,n]` depends on N / 32 only: 2 distinct blocks, 8 copies each
 _I8 = pinned("tr_rows_i8", "out[n,m] = a[m,k] * w[k,n]", "i8:i32", dict(m=64, n=64, k=64),

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from visa.interp.memory import Dm
+from visa.interp.dm import Dm
 
 __all__ = ["flat_walk", "view", "injective", "view_reshape", "runs_as_items"]
 

@@ -88,8 +88,8 @@ def run_trf_load(op: Any, stream: np.ndarray | Held, rows: Rows, mem: Memory) ->
             _store_periodic(split, at, held[sel[:period]].transpose(order), period)
         elif stored is None:
             _store(split, at, held[_slices(sel)].transpose(order))
-        else:       # only some rows stored: each written into the slices that repeat it
-            _store_repeats(split, rows.slice[sel], stored[sel], held)
+        else:       # only some rows stored: each into its first slice, the copies left for later
+            _store_held(mem, (chip, cluster, lanes, first, nrows), split, rows.slice[sel], stored[sel], held)
         if noted is not None:   # visa/interp/fast/copies.py: the slices this group filled alike
             noted(mem, stream, ("trf", int(chip), int(cluster)), mem.lane_rows(lanes, first, nrows),
                   np.asarray(rows.slice[sel], np.int64), sel)
@@ -148,6 +148,38 @@ def _store_repeats(dest: np.ndarray, slices: np.ndarray, stored: np.ndarray, hel
         return
     for row, at in _repeats(stored.tobytes(), np.asarray(slices, np.int64).tobytes()):
         dest[..., at] = held[row][..., None]
+
+
+def _store_held(mem: Memory, where: tuple[int, ...], dest: np.ndarray, slices: np.ndarray, stored: np.ndarray,
+                held: np.ndarray) -> None:
+    """`_store_repeats`, but only the first slice holding each stored row written now: the
+    writes into the other slices wait until a reader or a writer of the TRF needs them
+    (`Memory.trf_later`), and then copy those first slices' rows."""
+    stored = np.asarray(stored, np.int64)
+    rows, firsts, local, targets = _firsts(stored.tobytes(), np.asarray(slices, np.int64).tobytes(), dest.shape[-1])
+    dest[..., firsts] = np.moveaxis(held[stored[rows]], 0, -1)
+
+    def copy() -> None:
+        _store_repeats(dest, slices, local, np.moveaxis(dest[..., firsts], -1, 0))
+    mem.trf_later(*where, targets, copy)
+
+
+@functools.lru_cache(maxsize=256)
+def _firsts(stored: bytes, slices: bytes, n: int) -> tuple[np.ndarray, ...]:
+    """(the first position holding each distinct stored row, in order; its slice; each
+    position's index among them; a mask of the other slices of the `n`), remembered."""
+    rows, at = np.frombuffer(stored, np.int64), np.frombuffer(slices, np.int64)
+    _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    targets = np.zeros(n, np.bool_)
+    targets[at] = True
+    targets[at[first]] = False
+    found = (first[order], at[first[order]], rank[inverse.reshape(-1)], targets)
+    for a in found:
+        a.setflags(write=False)
+    return found
 
 
 @functools.lru_cache(maxsize=256)
@@ -279,7 +311,10 @@ def read_weights(outer: Any, trf: TrfTensor, rows: Rows, mem: Memory, index: np.
     whole = (bits in (8, 16, 32) and vd.kind in "iu" and vd.itemsize * 8 == bits
              and flat.size * bits == n_rows * mem.row_bytes * 8 and np.array_equal(flat, np.arange(flat.size)))
     for (chip, cluster), dst, src in _groups(rows, which):
-        lanes = mem.trf_lanes(chip, cluster, trf.lanes)[:, first:first + n_rows, _stepped(rows.slice[src])]
+        at = rows.slice[src]    # some rows only: copies a load left for later (`trf_later`) into others may wait
+        store = mem.trf(chip, cluster, None if which is None else at)
+        store = store.reshape(trf.lanes, -1, mem.slices, mem.row_bytes)
+        lanes = store[:, first:first + n_rows, _stepped(at)]
         words = lanes.view(np.uint64) if mem.row_bytes % 8 == 0 else lanes    # a row moves as whole words
         part = _slices(dst)
         if whole and isinstance(part, slice):

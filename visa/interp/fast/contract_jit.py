@@ -240,14 +240,15 @@ def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int, off
     which = np.zeros(rows.count, np.int64)
     tensors: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     for (chip, cluster), sel in rows.groups():
-        cells = mem.trf(chip, cluster)
-        cells = cells.view("<u2") if width == 2 else cells         # the 16-bit elements of each row
         slices = np.ascontiguousarray(rows.slice[sel], np.int64)
-        touched = jit_weights.operand_rows(*shape, cells.shape[2])
+        touched = jit_weights.operand_rows(*shape, mem.row_bytes // width)
         key = mem.copies.held_rows(("trf", int(chip), int(cluster)), touched, slices)   # visa/interp/fast/copies.py
-        if key is None:
+        first = None if key is None else key == np.arange(key.size)   # the copies, in order of first use
+        cells = mem.trf(chip, cluster, None if first is None else slices[first])    # only those read: `trf_later`
+        cells = cells.view("<u2") if width == 2 else cells         # the 16-bit elements of each row
+        if first is None:
             key = jit_weights.distinct(kernels, jit_weights.words_of(cells), slices, touched)
-        first = key == np.arange(key.size)                             # the copies, in order of first use
+            first = key == np.arange(key.size)
         which[sel] = (np.cumsum(first) - 1 + sum(t[1].size for t in tensors))[key]
         tensors.append((cells, slices[first], touched))
     if per_row and offs.size and np.unique(which).size == which.size:

@@ -3,7 +3,7 @@
 A command from HBM whose slice loops repeat their source (a stride-0 loop over slices: the
 same bytes into many slices) writes `slices x span` bytes of which only `distinct x span`
 differ. `dma_lazy` copies the distinct rows once into an array of their own and holds the
-command's destination as a `Lazy` region of the DM (`visa.interp.memory.Dm.hold`): slice s
+command's destination as a `Lazy` region of the DM (`visa.interp.dm.Dm.hold`): slice s
 of it holds row which[s]. Nothing is written into the DM store; any access of the store
 that may reach the region writes it out first (`Dm._grow`, the one gate of every DM
 access), so every reader that does not know the lazy form reads the same bytes as before.
@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from visa.interp.dma import walk
-from visa.interp.memory import Lazy
+from visa.interp.dm import Lazy
 from visa.interp.shortcuts import per_record, register
 from visa.interp.strided import flat_walk, injective, view
 

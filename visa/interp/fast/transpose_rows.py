@@ -32,7 +32,7 @@ from typing import Any, Callable
 import numpy as np
 
 from visa.interp.fast.repeated import Repeated
-from visa.interp.memory import Lazy
+from visa.interp.dm import Lazy
 from visa.interp.shortcuts import register
 from visa.interp.strided import flat_walk, runs_as_items, view
 from visa.interp.values import from_raw, raw_dtype, value_dtype
