@@ -29,19 +29,29 @@ Each term is the model's own formula on quantities that are no larger than the r
 the bound never exceeds the early bound (the tuner checks it on every candidate it traces).
 None (no bound) for a GEMV, a `k` split over slices and a kernel of several chips, whose
 records this does not count.
+
+`space_bound` gives the same numbers at a fraction of the price, for a tuner that bounds
+every candidate of a space before the sweep: what depends on the spec alone (names, padded
+sizes, operand bytes) is computed once per space, a placement's geometry once per placement,
+and a candidate's own numbers straight from its levers instead of from every name the kernel's
+text needs (`gemm_names`). `candidate_bound` stays the plain statement of the bound; the tests
+hold the two equal on drawn spaces.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 from ir.dtypes import DType
-from synth.gemm_text import gemm_names
+from synth.gemm_text import gemm_names, gemm_roles, kept
 from synth.live_rows import live_rows
+from synth.overlap import pieces_ok
+from synth.pairs import pair_ok
+from synth.tiling import geometry
 from visa.schedule.model import launch_cycles
 
-__all__ = ["candidate_bound", "store_run"]
+__all__ = ["candidate_bound", "space_bound", "store_run"]
 
 
 def candidate_bound(spec: Any, point: dict[str, Any], rates: Any) -> int | None:
@@ -76,8 +86,14 @@ def candidate_bound(spec: Any, point: dict[str, Any], rates: Any) -> int | None:
     rows = {v["mi"]: live_rows(v) or size[v["mi"]]}
     out_bytes = math.prod(rows.get(i, size[i]) for i in spec.result[1]) * (DType(spec.result_dtype).bits // 8)
 
+    return _dma_cycles(commands, load_bytes, out_bytes, store_run(spec, v), rates)
+
+
+def _dma_cycles(commands: int, load_bytes: int, out_bytes: int, run: int, rates: Any) -> int:
+    """The launch, the commands' start-ups, then the DMA Engine moving `load_bytes` in and
+    `out_bytes` out in store packets of `run` bytes at most (the HBM's partial writes when a
+    packet leaves part of its unit)."""
     request = rates("dma", "request_bytes")
-    run = store_run(spec, v)
     # a store packet holds `run` bytes at most, and `request_bytes` make one request at most
     store_packets = -(-out_bytes // min(run, request))
     loading = math.ceil(load_bytes / rates("dma", "engine_bytes_per_cycle"))
@@ -90,15 +106,70 @@ def candidate_bound(spec: Any, point: dict[str, Any], rates: Any) -> int | None:
     return launch_cycles(rates) + startups + loading + storing
 
 
+def space_bound(spec: Any) -> Callable[[dict[str, Any], Any], int | None]:
+    """`candidate_bound` of `spec`'s candidates as one function of (point, rates), its
+    per-space and per-placement parts computed once (the module docstring): the same numbers."""
+    if spec.form == "gemv" or spec.chips != 1:
+        return lambda point, rates: None
+    (an, _), (wn, _) = gemm_roles(spec)
+    mi, ni = kept(spec)
+    size = spec.padded
+    nb = size[spec.batch] if spec.batch else 1
+    elem = DType(spec.dtype_in).bits // 8
+    out_elem = DType(spec.result_dtype).bits // 8
+    result = spec.result[1]
+    operand_bytes = [(name, math.prod(size[i] for i in spec.stored(name)) * elem) for name, _ in spec.operands]
+    a_transposed = an in spec.device_transposed
+    bias = spec.epilogue is not None and spec.epilogue.bias is not None
+    # live_rows's conditions that the spec alone decides, and the user's rows of `m`
+    given = spec.kernel_sizes[mi]
+    may_cut = spec.chips == 1 and spec.batch is None and spec.epilogue is None
+    geos: dict[str, Any] = {}
+
+    def bound(point: dict[str, Any], rates: Any) -> int | None:
+        placement = point["placement"]
+        geo = geos.get(placement)
+        if geo is None:
+            geo = geos[placement] = geometry(placement)
+        if geo.sk > 1:
+            return None
+        mt, nt = max(1, size[mi] // geo.tm), max(1, size[ni] // geo.tn)
+        order, reuse = point.get("order", "ij"), point.get("reuse", "outer")
+        pieces = point.get("pieces", 1)
+        pieces_n = pieces if pieces_ok(geo, pieces, point["trf"] == wn, size[mi], a_transposed) else 1
+        tiles = mt * nt
+        if geo.double:
+            loads = 1 + geo.tb if geo.tb > 1 else 3
+        elif tiles > 1:
+            loads = {"all": mt + nt, "outer": (mt if order == "ij" else nt) + tiles, "none": 2 * tiles}[reuse]
+        else:
+            loads = 2
+        commands = nb // geo.sb * (loads + tiles * pieces_n)
+        copies = {an: 1 if geo.a_switch else min(geo.sn, -(-size[ni] // geo.c)),
+                  wn: 1 if geo.switch else min(geo.sm, -(-size[mi] // geo.r))}
+        load_bytes = sum(b * copies[name] for name, b in operand_bytes)
+        pair = bool(point.get("pair")) and pair_ok(geo, mt, nt, order, reuse, pieces_n, bias)
+        live = (may_cut and mt == nt == 1 and size[mi] % geo.tm == 0 and geo.clusters == 1 and geo.tb == 1
+                and not geo.halves and pieces_n == 1 and not pair and given < geo.tm and given % geo.r == 0)
+        rows = {mi: given if live and given else size[mi]}
+        out_bytes = math.prod(rows.get(i, size[i]) for i in result) * out_elem
+        return _dma_cycles(commands, load_bytes, out_bytes, _run(result, size, {mi: geo.r, ni: geo.c}, out_elem), rates)
+
+    return bound
+
+
 def store_run(spec: Any, v: dict[str, Any]) -> int:
     """The longest run of one slice's results contiguous in the result's stored order, in
     bytes: from the innermost index out, the slice's extent along each index, as long as it
     covers the whole index (a slice holds `r` rows along `m`, `c` columns along `n`, one
     batch element)."""
-    size = spec.padded
-    extent = {v["mi"]: v["r"], v["ni"]: v["c"]}
-    run = DType(spec.result_dtype).bits // 8
-    for i in reversed(spec.result[1]):
+    return _run(spec.result[1], spec.padded, {v["mi"]: v["r"], v["ni"]: v["c"]}, DType(spec.result_dtype).bits // 8)
+
+
+def _run(result: tuple[str, ...], size: dict[str, int], extent: dict[str, int], run: int) -> int:
+    """`store_run` from its numbers: the result's indices, their sizes, a slice's extent
+    along each and the element's bytes."""
+    for i in reversed(result):
         e = min(extent.get(i, 1), size[i])
         run *= e
         if e < size[i]:

@@ -48,7 +48,7 @@ import numpy as np
 from ir.dtypes import DType
 from synth import epilogue, gemv, target
 from synth.both_loads import both_placements
-from synth.bound import candidate_bound
+from synth.bound import space_bound
 from synth.gemm_text import gemm_roles, gemm_source, kept
 from synth.odd_rows import odd_placements
 from synth.trf_double import chunk_double_placements, double_placements
@@ -260,8 +260,7 @@ def space_of(spec: Any, filename: str | None = None, run: bool | None = None) ->
             keys[key] = canonical(source(spec, dict(key)))
         return keys[key]
 
-    def bound(point: dict[str, Any], rates: Any) -> int | None:  # before the kernel is built (synth/bound.py)
-        return candidate_bound(spec, point, rates)
+    bound = space_bound(spec)  # before the kernel is built (synth/bound.py), its per-space parts once
 
     if not (runs_in_full(spec) if run is None else run):  # checked at a proxy size instead (driver/synth.py)
         return Space(factory, levers, distinct=distinct, bound=bound)
