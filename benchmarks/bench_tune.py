@@ -27,7 +27,9 @@ against the issue's goal (2 local workers >= 1.6x serial):
   wall time nears it, overheads aside. The verdict when the machine was loaded: the wall
   ratio is then printed and not judged (the other agents' load, not the tuner, sets it).
 The dask scheduler's and this process's CPU are printed as well (on 2 cores they take time
-from the workers). Every executor must find the same winner.
+from the workers), and how the dask workers split the candidates' CPU, beside how long each
+waited for a CPU while runnable (/proc schedstat): a loaded machine runs one worker less, and
+the sweep, which sends a new batch whenever one comes back, gives that one less work. Every executor must find the same winner.
 Every run starts with the compiler's memos (ir/memo.py) empty in every process (`clear_memos`
 here before it, on each dask worker through the client; a pool worker forks from here), as in
 a fresh `npu-opt tune` process: otherwise the serial sweep, run in this process round after
@@ -131,13 +133,20 @@ def _proc_cpu(pid: int) -> float:
     """CPU seconds process `pid` of this machine has run, summed over its live threads
     (`/proc/PID/task/*/schedstat`, nanoseconds: the clock `time.process_time` reads): read
     from outside, so reading it costs the process nothing."""
-    total = 0
+    return _schedstat(pid)[0]
+
+
+def _schedstat(pid: int) -> tuple[float, float]:
+    """(CPU seconds, seconds runnable but waiting for a CPU) of process `pid`, summed over its
+    live threads: the first two fields of `/proc/PID/task/*/schedstat` (nanoseconds)."""
+    run = wait = 0
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
-            total += int((task / "schedstat").read_text().split()[0])
+            fields = (task / "schedstat").read_text().split()
+            run, wait = run + int(fields[0]), wait + int(fields[1])
         except (OSError, ValueError, IndexError):  # a thread that ended meanwhile
             continue
-    return total / 1e9
+    return run / 1e9, wait / 1e9
 
 
 class _Cluster:
@@ -162,16 +171,17 @@ class _Cluster:
         time.sleep(0.1)  # the scheduler and the workers drop the closed client's connection
         return tasks
 
-    def before(self, cold: bool) -> tuple[dict[str, tuple[float, float]], float]:
-        """Each worker's (process CPU, its candidates' CPU) and the scheduler's CPU before a
-        run; `cold`: the workers' memos emptied first."""
+    def before(self, cold: bool) -> tuple[dict[str, tuple[float, float, float]], float]:
+        """Each worker's (process CPU, its candidates' CPU, its wait for a CPU) and the
+        scheduler's CPU before a run; `cold`: the workers' memos emptied first."""
         tasks = self._tasks(cold)
-        return ({w: (_proc_cpu(pid), tasks[w]) for w, pid in self._pids.items()}, _proc_cpu(self._scheduler))
+        stats = {w: _schedstat(pid) for w, pid in self._pids.items()}
+        return ({w: (stats[w][0], tasks[w], stats[w][1]) for w in stats}, _proc_cpu(self._scheduler))
 
-    def after(self) -> tuple[dict[str, tuple[float, float]], float]:
-        procs, sched = {w: _proc_cpu(pid) for w, pid in self._pids.items()}, _proc_cpu(self._scheduler)
+    def after(self) -> tuple[dict[str, tuple[float, float, float]], float]:
+        stats, sched = {w: _schedstat(pid) for w, pid in self._pids.items()}, _proc_cpu(self._scheduler)
         tasks = self._tasks()
-        return {w: (procs[w], tasks[w]) for w in procs}, sched
+        return {w: (stats[w][0], tasks[w], stats[w][1]) for w in stats}, sched
 
 
 def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool,
@@ -210,14 +220,15 @@ def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool
                     result = runs[name]()
                     times[name].append(time.perf_counter() - start)
                     own, kids = time.process_time() - own, _children_cpu() - kids
-                    spent, sched_spent = [(0.0, 0.0)], 0.0
+                    spent, sched_spent = [(0.0, 0.0, 0.0)], 0.0
                     if remote:
                         now, sched_now = cluster.after()
-                        spent = [(t[0] - remote[w][0], t[1] - remote[w][1]) for w, t in now.items()]
+                        spent = [tuple(a - b for a, b in zip(t, remote[w])) for w, t in now.items()]
                         sched_spent = sched_now - sched
-                    busiest = max(spent)  # the worker of most process CPU, and its candidates' CPU
-                    cpus[name].append((own, kids, busiest[0], sched_spent,
-                                       busiest[1]))
+                    spent.sort(reverse=True)  # the worker of most process CPU first
+                    busiest, least = spent[0], spent[-1]
+                    cpus[name].append((own, kids, busiest[0], sched_spent, busiest[1],
+                                       least[1], busiest[2], least[2]))
                     winners[name].add(None if result.winner is None else result.winner.index)
                     if k == 0:
                         print(f"  {name} sweep: {result.count('ok')} scheduled, {result.count('pruned')} pruned, "
@@ -231,11 +242,14 @@ def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool
     out = []
     for name, t in times.items():
         med = statistics.median(t)
-        own, kids, busiest, sched, tasks = (statistics.median(x[i] for x in cpus[name]) for i in range(5))
+        own, kids, busiest, sched, tasks, other, waited, other_waited = (
+            statistics.median(x[i] for x in cpus[name]) for i in range(8))
         if name == "dask 2x1":
             print(f"  {name:9} CPU: this process {own:.2f} s (the probe's child {kids:.2f} s), the busiest dask worker "
                   f"{busiest:.2f} s ({tasks:.2f} s its candidates, the rest its event loop: heartbeats, ticks, "
                   f"the system monitor, more the longer the wall time), the scheduler {sched:.2f} s (medians)")
+            print(f"  {'':9} split: the busiest worker's candidates {tasks:.2f} s, the other's {other:.2f} s; "
+                  f"waiting for a CPU {waited:.2f} s and {other_waited:.2f} s (medians; see `_schedstat`)")
         else:  # a dask worker's CPU is not this process's child's until the cluster stops
             print(f"  {name:9} CPU: this process {own:.2f} s, its worker processes {kids:.2f} s (medians)")
             busiest = kids if name == "jobs 2" else 0.0  # one pool worker
