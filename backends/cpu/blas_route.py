@@ -20,7 +20,7 @@ from backends.cpu import arena, contract_jit, moves_strided
 from backends.cpu.lru import ByObject, Lru
 from backends.cpu.distinct import distinct_values
 
-__all__ = ["Grouping", "Route", "grouped_spread", "grouping", "placed", "route", "spread", "spread_placed", "whole_placed"]
+__all__ = ["Grouping", "Route", "grouped_spread", "grouping", "pairing", "placed", "route", "spread", "spread_placed", "whole_placed"]
 
 _SOURCES: ByObject[tuple[int, np.ndarray | None]] = ByObject()
 """`_source_cells` per result-cell array `dest` of a plan."""
@@ -61,16 +61,15 @@ def route(ca: np.ndarray, cw: np.ndarray, da: int, dw: int, dims: tuple[int, int
     if found is not None:
         return found
     nn, ni, nj = dims
-    pairs = distinct_values(ca * dw + cw).size
-    groups = None
-    if da * dw <= 2 * pairs:
-        kind, shape = "whole", (nn, da * ni, dw * nj)
-    elif (groups := grouping(ca, cw, da, dw)) is not None:
+    kind, groups = pairing(ca, cw, da, dw)
+    if kind == "whole":
+        shape = (nn, da * ni, dw * nj)
+    elif groups is not None:
         c, width = groups.own_of.shape[1], groups.sets.shape[1]
         kept, side = (ni, nj) if groups.by_a else (nj, ni)
-        kind, shape = "grouped", (len(groups.sets), nn, c * kept, width * side)
+        shape = (len(groups.sets), nn, c * kept, width * side)
     else:
-        kind, shape = "rows", (len(ca), nn, ni, nj)
+        shape = (len(ca), nn, ni, nj)
     found = Route(kind, groups, None, (nn, da, ni, dw, nj))
     source = _sources(dest, cells)
     if source[0] == cells and source[1] is not None and len(ca) * cells <= _INDEX_MAX and math.prod(shape) < 2 ** 31:
@@ -78,6 +77,28 @@ def route(ca: np.ndarray, cw: np.ndarray, da: int, dw: int, dims: tuple[int, int
         index = np.take(at.reshape(len(ca), -1), source[1], axis=1)
         found = attrs.evolve(found, index=index, runs=_runs(index))
     return routes.put(key, found)
+
+
+_PAIRINGS = Lru(64)
+"""`pairing` by its arguments: a kernel's contractions meet the same classes on every run."""
+
+
+def pairing(ca: np.ndarray, cw: np.ndarray, da: int, dw: int) -> tuple[str, "Grouping | None"]:
+    """(`Route.kind`, its `Grouping` when "grouped") of rows of A classes `ca` (of `da`) and W
+    classes `cw` (of `dw`), from the classes alone: every A class against every W class when
+    the rows meet at least half the pairs, else by the grouping when there is one, else a
+    product per row. Apart from `route`, which also finds where the products land, so that a
+    contraction can choose its form before it knows whether BLAS may compute it."""
+    key = (da, dw, ca.tobytes(), cw.tobytes())
+    found = _PAIRINGS.get(key)
+    if found is None:
+        if da * dw <= 2 * distinct_values(ca * dw + cw).size:
+            found = "whole", None
+        else:
+            groups = grouping(ca, cw, da, dw)
+            found = ("rows", None) if groups is None else ("grouped", groups)
+        _PAIRINGS.put(key, found)
+    return found
 
 
 _MIN_RUN = 16

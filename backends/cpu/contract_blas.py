@@ -43,7 +43,7 @@ from ir.bf16_exact import NONE, from_bounds, no_rounding, unit_floor
 from ir.blas import blas_threads
 from ir.errors import InternalError
 
-from backends.cpu import arena, blas_route, contract_jit, run_memo
+from backends.cpu import arena, blas_route, contract_jit, contract_rows, run_memo
 from backends.cpu.contract_plan import Gather
 from backends.cpu.thread_pool import share
 
@@ -181,6 +181,14 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
     `contract_jit.stored_rows`) by float32 BLAS, or None when some sum could round (`no_rounding`). `plan` has no padding leaves and no skipped steps."""
     (raw_a, ca), (raw_w, cw) = stored_a, stored_w
     order = _k_order(plan.a, plan.w)  # K's digits in A's stride order, for both (any order sums alike)
+    route = contract_rows.route(stored_a, stored_w, plan, order)
+    if route is not None:  # one product per row, widened and multiplied a block of rows at a time
+        with blas_threads(None if blas is None else 1):
+            split = _split(threads, blas)
+            products = contract_rows.products(stored_a, stored_w, plan, functools.partial(_widened, order=order),
+                                              lambda left, right, out: _matmul(left, right, split, out),
+                                              _ROW_BLOCK_BYTES, unit_range)
+        return _finish(products, route, ca, cw, plan)
     (fa, floor_a, kept_a), (fw, floor_w, kept_w) = (_widened_kept("a", raw_a, plan.a, order),
                                                     _widened_kept("w", raw_w, plan.w, order))
     if not _guarded((floor_a, fa.view(np.uint32)), (floor_w, fw.view(np.uint32)), plan.terms):
@@ -189,12 +197,8 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
     da, nn, ni, k = fa.shape
     dw, nj = fw.shape[0], fw.shape[2]
     route = blas_route.route(ca, cw, da, dw, (nn, ni, nj), plan.dest, plan.out_cells)
-    # BLAS on one thread, a large matmul shared over ours instead (`_matmul`): BLAS's threads wait
-    # for each other by spinning, so on a loaded machine a pool of 2 cost 100x the arithmetic of
-    # each 64 x 256 x 64 product of a stack and 20x that of a 512 x 256 x 128 one (issue 61)
-    limit = None if blas is None else 1
-    split = threads if limit == 1 else 1
-    with blas_threads(limit):
+    split = _split(threads, blas)
+    with blas_threads(None if blas is None else 1):
         if route.kind == "whole":  # one matmul of every A class against every W class
             left = (fa if nn == 1 else fa.transpose(1, 0, 2, 3)).reshape(nn, da * ni, k)
             right = (fw if nn == 1 else fw.transpose(1, 0, 2, 3)).reshape(nn, dw * nj, k)
@@ -214,6 +218,21 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
                 products[lo:lo + step] = _matmul(fa[ca[lo:lo + step]], fw[cw[lo:lo + step]].transpose(0, 1, 3, 2),
                                                  split)
     _done(fa, kept_a), _done(fw, kept_w)  # read for the last time (but when kept): the run's next request takes them
+    return _finish(products, route, ca, cw, plan)
+
+
+def _split(threads: int, blas: int | None) -> int:
+    """The threads a large matmul is cut over (`_matmul`): ours when BLAS runs on one thread
+    (`blas` not None), as it then does: BLAS's threads wait for each other by spinning, so on a
+    loaded machine a pool of 2 cost 100x the arithmetic of a 64 x 256 x 64 product (issue 61)."""
+    return 1 if blas is None else threads
+
+
+def _finish(products: np.ndarray | None, route: blas_route.Route, ca: np.ndarray, cw: np.ndarray,
+            plan) -> np.ndarray | None:
+    """The result cells of `route`'s `products` (None: some sum could round), +0 added."""
+    if products is None:
+        return None
     if route.index is not None and _in_order(route.runs, products):  # the products are the result cells
         np.add(products, np.float32(0), out=products)  # in order: +0 added in place, no second buffer
         return products.reshape(route.index.shape)
