@@ -138,3 +138,22 @@ def test_the_compiled_floor_of_widened_weights_is_the_numpy_floor() -> None:
             oracle = ((int(m.max()) if m.size else 0), (int((m - np.uint32(1)).min()) if m.size else 0xFFFFFFFF),
                       int(np.bitwise_or.reduce(m)) if m.size else 0)
             assert tuple(int(x) for x in kernels["_wide_floor"](cells.reshape(-1))) == oracle
+
+
+def test_a_second_contraction_on_the_same_weights_reuses_their_laid_operand() -> None:
+    """Two contractions reading the same widened weights (a tile's two, `_by_blas`): the
+    first lays the matmul operand into `laid`, the second (another stream) reads it from
+    there; both the numpy sums."""
+    (parts, h_of, wt, which, tread, rr, g, out), want = _case("C")
+    laid: dict = {}
+    got = contract_blas.contract(parts, h_of, wt, which, tread, rr, g, out, laid)
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32)) and len(laid) == 1
+    (b,) = laid.values()
+    codes = np.flip(parts[0][2], axis=0).copy()         # the stream rows swapped
+    swapped = [(parts[0][0], parts[0][1], codes)]
+    again = contract_blas.contract(swapped, h_of, wt, which, tread, rr, g, np.zeros_like(out), laid)
+    assert len(laid) == 1 and next(iter(laid.values())) is b
+    vals = codes.view(ml_dtypes.bfloat16).astype(np.float64)
+    w_idx = (tread[:, :, None] * rr + np.arange(g)).reshape(2, -1)
+    expect = np.einsum("re,rtel->rlt", vals[h_of, 0], wt[which][:, w_idx].astype(np.float64)).astype(np.float32)
+    assert np.array_equal(again.view(np.uint32), (expect[..., None] + np.float32(0)).view(np.uint32))

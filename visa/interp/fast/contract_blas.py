@@ -170,10 +170,10 @@ def gathered(packets: np.ndarray, stored: np.ndarray, sstep: np.ndarray, tread: 
 
 
 def contract(parts: list, h_of: np.ndarray, wt: np.ndarray, which: np.ndarray, tread: np.ndarray, rr: int, g: int,
-             out: np.ndarray) -> np.ndarray:
+             out: np.ndarray, laid: dict | None = None) -> np.ndarray:
     """out[row, lane, slot, column] (zeros on entry) from `gathered`'s parts: row r reads
     distinct stream row h_of[r] and TRF operand wt[which[r]] (wt (operands, elements, lanes)
-    widened)."""
+    widened). `laid`: the matmul operands already taken from these `wt` (`_laid`)."""
     n_w, lanes = wt.shape[0], wt.shape[2]
     leaves = np.arange(g, dtype=np.int64)
     s_rows, w_rows, place = _grid(h_of, which, parts[0][2].shape[0], n_w)
@@ -182,9 +182,7 @@ def contract(parts: list, h_of: np.ndarray, wt: np.ndarray, which: np.ndarray, t
     order = _row_order(place, n_p, ns, nw) if place.size == out.shape[0] and out.flags.c_contiguous else None
     for j, (slots, sc, _, tc, t_reps), a in parts:
         w_idx = (tread[t_reps][:, :, None] * rr + (j * g + leaves) % rr).reshape(t_reps.size, -1)
-        # b[p, e, t, w, lane] = wt[w_rows[p, w], w_idx[t, e], lane]: one take of whole lane rows
-        at_w = w_rows[:, None, None, :] * wt.shape[1] + w_idx.T[None, :, :, None]
-        b = np.take(wt.reshape(-1, lanes), at_w, axis=0).reshape(n_p, w_idx.shape[1], -1)
+        b = _laid(wt, w_rows, w_idx, laid)
         lhs = widen_codes(_rows(a, s_rows)).reshape(n_p, -1, w_idx.shape[1])
         res = (lhs @ b).reshape(n_p, ns, a.shape[1], t_reps.size, nw, lanes)
         at = sc * t_reps.size + tc                             # each slot among the classes' pairs
@@ -206,6 +204,22 @@ def contract(parts: list, h_of: np.ndarray, wt: np.ndarray, which: np.ndarray, t
         else:
             out[:, :, slots, j] = picked[:, at].transpose(0, 2, 1)
     return out
+
+
+def _laid(wt: np.ndarray, w_rows: np.ndarray, w_idx: np.ndarray, laid: dict | None) -> np.ndarray:
+    """The matmuls' right operand b (parts, elements, TRF classes x operands x lanes), b[p, e,
+    t, w, lane] = wt[w_rows[p, w], w_idx[t, e], lane]: one take of whole lane rows, kept in
+    `laid` (a dict, or None) for the next contraction reading the same weights the same way
+    (a tile's second contraction, whose weights `contract_jit._by_blas` recalls: the take was
+    ~0.7 ms of each, drawn_s2_7)."""
+    key = (w_rows.shape, w_rows.tobytes(), w_idx.shape, w_idx.tobytes())
+    b = None if laid is None else laid.get(key)
+    if b is None:
+        at_w = w_rows[:, None, None, :] * wt.shape[1] + w_idx.T[None, :, :, None]
+        b = np.take(wt.reshape(-1, wt.shape[2]), at_w, axis=0).reshape(w_rows.shape[0], w_idx.shape[1], -1)
+        if laid is not None:
+            laid[key] = b
+    return b
 
 
 def _row_order(place: np.ndarray, n_p: int, ns: int, nw: int) -> str | None:

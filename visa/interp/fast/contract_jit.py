@@ -321,16 +321,16 @@ def _by_blas(plan: Plan, packets: np.ndarray, held: np.ndarray, slots: tuple, ou
     known = mem.copies.recall(spans, tag)   # a tile's second contraction: the first's operand
     if known is None:
         wt, which, _ = _weight_operand(outer, trf, rows, mem, n_w, _NO_OFFS, kept=True)
-        known = (wt, which, contract_blas.weights_range(wt, functools.partial(jit_scan.bf16_floor, _compiled())))
+        known = (wt, which, contract_blas.weights_range(wt, functools.partial(jit_scan.bf16_floor, _compiled())), {})
         mem.copies.remember(spans, tag, known)
-    wt, which, w_range = known
+    wt, which, w_range, laid = known     # laid: the matmul operands taken from wt (`contract_blas._laid`)
     h_of = np.searchsorted(stored, held)
     if (w_range is None or not contract_blas.no_rounding(s_range, w_range, terms)
             or not contract_blas.pairs(h_of, which, stored.size, wt.shape[0])
             or few and not contract_blas.rows_in_place(h_of, which, stored.size, wt.shape[0])):
         return None
     out = _accumulators(plan, rows, mem)
-    return contract_blas.contract(parts, h_of, wt, which, tread, plan.read_elems, plan.g, out)
+    return contract_blas.contract(parts, h_of, wt, which, tread, plan.read_elems, plan.g, out, laid)
 
 
 def _accumulators(plan: Plan, rows: Any, mem: Any) -> np.ndarray:
