@@ -96,8 +96,11 @@ def run_cast(op: Any, stream: np.ndarray, mem: Memory) -> np.ndarray:
     out = mem.scratch((*stream.shape[:2], flit), value_dtype(dst))
     if not pads_from(op.output_type.packet, n):   # else `_padded` zeroes the tail: once is enough
         zero_cells(out, n, flit)
-    step = max(1, _CAST_BLOCK // n)   # a block of cells at a time: its temporaries stay in cache
     rows = out.reshape(-1, flit)
+    narrow = shortcut("narrow_bf16") if (src.value, dst.value) == ("f32", "bf16") else None
+    if narrow is not None and narrow(cells, rows):   # visa/interp/fast/narrow_jit.py: one compiled pass
+        return _padded(op, out)
+    step = max(1, _CAST_BLOCK // n)   # a block of cells at a time: its temporaries stay in cache
     try:
         for lo in range(0, max(len(cells), 1), step):
             part, into = cv.convert(cells[lo:lo + step], src, dst, "cast"), rows[lo:lo + step, :n]
