@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["NONE", "from_bounds", "no_rounding", "unit_floor", "value"]
+__all__ = ["NONE", "from_bounds", "no_rounding", "unit_bounds", "unit_floor", "value"]
 
 NONE = 1 << 14
 """The unit exponent of operands that are all zeros (every product is a zero)."""
@@ -46,20 +46,29 @@ def unit_floor(cells: np.ndarray) -> tuple[int, int] | None:
     """`from_bounds` of bf16 patterns `cells` (uint16, or uint32 widened ones, pattern << 16)
     in a few plain passes a block at a time; (0, NONE) when every one is a zero."""
     shift = 16 if cells.dtype == np.uint32 else 0
-    kind, flat = cells.dtype.type, cells.reshape(-1)
-    if flat.size == 0:
+    top, low, ors = unit_bounds(cells)
+    if low == 1 << (16 + shift):
         return 0, NONE
-    mag = np.empty(min(flat.size, _BLOCK), flat.dtype)
+    return from_bounds(top, low, ors, shift)
+
+
+def unit_bounds(cells: np.ndarray) -> tuple[int, int, int]:
+    """(largest, smallest nonzero, OR) of the magnitude patterns of bf16 patterns `cells`
+    (uint16, or uint32 widened ones, pattern << 16), a block at a time; the smallest is
+    `1 << 16` (`1 << 32` widened) when every one is a zero (or there are none)."""
+    shift = 16 if cells.dtype == np.uint32 else 0
+    kind, flat = cells.dtype.type, cells.reshape(-1)
     top, low, ors = 0, 1 << (16 + shift), 0
+    if flat.size == 0:
+        return top, low, ors
+    mag = np.empty(min(flat.size, _BLOCK), flat.dtype)
     for lo in range(0, flat.size, _BLOCK):
         part = mag[:min(_BLOCK, flat.size - lo)]
         np.bitwise_and(flat[lo:lo + _BLOCK], kind(0x7FFF << shift), out=part)
         top = max(top, int(part.max()))
         ors |= int(np.bitwise_or.reduce(part))
         low = min(low, int(np.subtract(part, kind(1), out=part).min()) + 1)  # the smallest nonzero (a zero wraps)
-    if low == 1 << (16 + shift):
-        return 0, NONE
-    return from_bounds(top, low, ors, shift)
+    return top, low, ors
 
 
 def no_rounding(a: tuple[int, int], w: tuple[int, int], terms: int) -> bool:

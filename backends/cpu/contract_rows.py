@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ir.bf16_exact import NONE, from_bounds, no_rounding
+from ir.bf16_exact import NONE, from_bounds, no_rounding, unit_bounds
 
 from backends.cpu import arena, blas_route, contract_jit, run_memo
 
@@ -53,11 +53,7 @@ class _Ranges:
 
 def _bounds(bits: np.ndarray) -> tuple[int, int, int]:
     """`contract_jit.widened_bounds` in numpy passes (numba not loaded)."""
-    mag = np.bitwise_and(bits.reshape(-1), np.uint32(0x7FFF0000))
-    if mag.size == 0:
-        return 0, _NO_LOW, 0
-    top, ors = int(mag.max()), int(np.bitwise_or.reduce(mag))
-    low = int(np.subtract(mag, np.uint32(1), out=mag).min()) + 1  # a zero wraps to the largest
+    top, low, ors = unit_bounds(bits)
     return top, low if low < 1 << 32 else _NO_LOW, ors
 
 
