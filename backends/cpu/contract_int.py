@@ -207,8 +207,8 @@ def _folded_into(target: tuple[np.ndarray, tuple[int, ...]], a_src: Rows, w_src:
 
     def fill(part: slice) -> None:
         # the products in the run's scratch, given back once cast: the run's next large request
-        # (a commit's trim of the cells) takes the same memory (issue 61, first-run memory:
-        # drawn_s1_4's 2 MiB of products beside 2 MiB of fresh trim)
+        # (a commit's trim that drops cells), or the next run, takes the same memory (issue 61,
+        # first-run memory: drawn_s1_4's 2 MiB of products beside 2 MiB of fresh trim)
         y = _folded(a_src, w_src, plan, ftype, split, part, inner, scratch=True)
         np.copyto(cells[part], np.broadcast_to(y[..., None], (*y.shape, zn)).reshape(y.shape[0], grid[1], *fine),
                   casting="unsafe")
