@@ -39,9 +39,10 @@ class Later:
         """Make the waiting copies into any of the slices `reading` (all of them when None)."""
         found = self._waiting.get(key)
         if found:
-            now = [w for w in found if reading is None or w[1][reading].any()]
-            found[:] = [w for w in found if not any(w is n for n in now)]
-            for _, _, copy in now:
+            now = [reading is None or targets[reading].any() for _, targets, _ in found]
+            made = [w for w, due in zip(found, now) if due]
+            found[:] = [w for w, due in zip(found, now) if not due]
+            for _, _, copy in made:
                 copy()
 
     def before_write(self, key: tuple[int, int], ranges: Ranges, covered: bool | slice) -> None:
