@@ -29,8 +29,9 @@ With `k` in time blocks (`chunk_double_placements`: a block with all of `k` over
 as bf16 512 x 512 x 384's 128 columns of `k` = 384 do) the TRF's unit is one tile's chunk of
 `k`: all of `w` in one DMA (`whole_w`), `a` a DMA a chunk, the units tile by tile, each unit's
 successor loaded before it contracts, a chunk's sums kept in the VRF for the tile's next
-chunk (`chunk_tile`), a tile stored once its last chunk is in. bf16 512 x 512 x 384: 17,276 ->
-15,770 cycles (`a` copied to 2 slices instead of 4).
+chunk (`chunk_tile`), a tile stored once its last chunk is in; with three chunks a tile or
+more, the second tile's first chunk second (`_chunk_loops`). bf16 512 x 512 x 384: 17,276 ->
+15,770 cycles (`a` copied to 2 slices instead of 4) -> 15,548 (that order).
 """
 
 from __future__ import annotations
@@ -198,29 +199,47 @@ def _chunk_loops(v: dict[str, Any]) -> list[str]:
     unit's successor loaded into the TRF before it contracts, on sub but for every fourth unit
     from the second (main: a load beside a contraction takes about two contractions, so sub
     runs three loads while main contracts, and main, in order, would hold a contraction
-    behind a load; measured: bf16 512 x 512 x 384 15,770 against 15,992 with one load on main
-    and 16,828 alternating, i8 512^3 12,470 against 12,840 with the last on main too); a
-    tile's result stored as soon as its last chunk is contracted."""
+    behind a load; measured: i8 512^3 12,470 against 12,840 with the last on main too); a
+    tile's result stored as soon as its last chunk is contracted.
+
+    With three chunks a tile or more, the second tile's first chunk comes second (its own
+    accumulator in the VRF) and the loads alternate between main and sub, from main: main
+    would otherwise idle while `a`'s second chunk moves, and the first tile's last chunk is
+    loaded after a contraction either way (the TRF holds two units). With two chunks that
+    unit would be the first tile's last, which the first order preloads beside `a`'s DMA:
+    i8 512^3 14,666 against 12,470. bf16 512 x 512 x 384: 15,770 -> 15,548 (the best of the
+    32 assignments of loads to contexts in either order; tile by tile, 15,770 was the best)."""
     nt, tb, S, T, rs, rt, g = v["nt"], v["geo"].tb, v["S"], v["T"], v["rs"], v["rt"], v["g"]
     cast = f'.cast(bf16, m("{T} % 8 # 16"))' if v["dout"] == "bf16" else ""
+    if tb < 3:
+        units, on, acc, held = (f"[(j, t) for j in range({nt}) for t in range({tb})]",
+                                "ctx.main if (u + 1) % 4 == 1 else ctx.sub", "None", "acc")
+        lines = ["    # chunk of k, and the next unit's chunk loads into the TRF while this one contracts (on sub, every",
+                 "    # fourth from the second on main); each tile's result is stored once its last chunk is contracted"]
+    else:
+        units, on, acc, held = (f"[(0, 0), (1, 0)] + [(j, t) for j in range({nt}) for t in range(1, {tb})]",
+                                "(ctx.main, ctx.sub)[u % 2]", "{}", "acc[j]")
+        lines = ["    # chunk of k, and the next unit's chunk loads into the TRF while this one contracts (main and sub in",
+                 "    # turn); the second tile's first chunk comes second, while a's second chunk moves; each tile's",
+                 "    # result is stored once its last chunk is contracted"]
+    get = "acc" if tb < 3 else "acc.get(j)"
     return ["    # TRF double-buffered, k in time blocks: all of w in one DMA, then a's chunks; a unit is one tile's",
-            "    # chunk of k, and the next unit's chunk loads into the TRF while this one contracts (on sub, every",
-            "    # fourth from the second on main); each tile's result is stored once its last chunk is contracted",
+            *lines,
             "    blocks = w_all()",
             f"    {v['s_dm']} = a_block(0)",
-            f"    units = [(j, t) for j in range({nt}) for t in range({tb})]",
+            f"    units = {units}",
             "    trfs = [stationary(blocks[0][0])]",
-            "    acc = None",
+            f"    acc = {acc}",
             "    for u, (j, t) in enumerate(units):",
             "        if u + 1 < len(units):",
-            "            on = ctx.main if (u + 1) % 4 == 1 else ctx.sub",
+            f"            on = {on}",
             "            trfs.append(stationary(blocks[units[u + 1][0]][units[u + 1][1]], on))",
-            f"        part = contract({v['s_dm']}[t], trfs[u], acc)",
+            f"        part = contract({v['s_dm']}[t], trfs[u], {get})",
             f"        if t < {tb - 1}:",
-            f'            acc = part.to_vrf(m("{S} % {rs}, {T} / 8 % {g}, {T} % 8"))',
+            f'            {held} = part.to_vrf(m("{S} % {rs}, {T} / 8 % {g}, {T} % 8"))',
             "        else:",
             f'            store(part{cast}.commit_trim(m("{T} % 8")).commit(m("{S} % {rs}, {T} % {rt}")), 0, j)',
-            "            acc = None"]
+            *(["            acc = None"] if tb < 3 else [])]
 
 
 def double_loops(v: dict[str, Any]) -> list[str]:
