@@ -25,18 +25,32 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["live_rows", "live_store"]
+__all__ = ["live_given", "live_cut", "live_rows", "live_store"]
+
+
+def live_given(spec: Any, mi: str) -> int:
+    """The half of `live_rows` the contraction alone decides: the user's rows along `m` (index
+    `mi`) when a store may be cut to them (one chip, no batch, no epilogue), else 0."""
+    ok = spec.chips == 1 and spec.batch is None and spec.epilogue is None
+    return spec.kernel_sizes[mi] if ok else 0
+
+
+def live_cut(given: int, geo: Any, whole: bool, mt: int, nt: int, pieces_n: int, pair: bool) -> int:
+    """The half of `live_rows` a candidate decides: `given` (from `live_given`) when its placement
+    `geo` holds them in whole slices of its one tile (`mt` x `nt` tiles; `whole`: the padded `m`
+    is a multiple of the tile, not padded to it inside the kernel) and no piece, pair, cluster,
+    slice split of `k`, time block or TRF half writes the store elsewhere; else 0 (as when
+    `given` is 0)."""
+    ok = (whole and mt == nt == 1 and geo.clusters == 1 and geo.sk == 1 and geo.tb == 1
+          and not geo.halves and pieces_n == 1 and not pair and given < geo.tm and given % geo.r == 0)
+    return given if ok else 0
 
 
 def live_rows(v: dict[str, Any]) -> int:
     """The result rows candidate `v` (synth/gemm_text.py `gemm_names`) stores when they are
     fewer than its tile's, or 0: the whole tile is stored (the module docstring)."""
-    spec, geo = v["spec"], v["geo"]
-    given = spec.kernel_sizes[v["mi"]]
-    ok = (spec.chips == 1 and spec.batch is None and spec.epilogue is None and v["mt"] == v["nt"] == 1 and bool(v["i_step"])
-          and geo.clusters == 1 and geo.sk == 1 and geo.tb == 1 and not geo.halves
-          and v["pieces_n"] == 1 and not v["pair"] and given < geo.tm and given % geo.r == 0)
-    return given if ok else 0
+    return live_cut(live_given(v["spec"], v["mi"]), v["geo"], bool(v["i_step"]), v["mt"], v["nt"], v["pieces_n"],
+                    v["pair"])
 
 
 def live_store(v: dict[str, Any], result: str) -> list[str]:

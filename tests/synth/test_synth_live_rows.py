@@ -1,11 +1,13 @@
 """A result padded along `m` stored cut to the user's rows (synth/live_rows.py, issue 54's
 efficiency goal): where the padding rows fill whole slices, the store reads only the slices of
 real rows and writes only the real rows; the kernels equal numpy on cpu and visa, and the
-padded bench GEMM's store moves 80 requests fewer."""
+padded bench GEMM's store moves 80 requests fewer, and the parameter bound (synth/bound.py)
+counts the rows the store moves."""
 
 from __future__ import annotations
 
 from synth import contraction
+from synth.bound import space_work
 from synth.live_rows import live_rows
 from synth.gemm_text import gemm_names
 from synth.space import source
@@ -31,6 +33,10 @@ def test_the_store_is_cut_where_the_padding_rows_fill_whole_slices_of_one_tile()
     # an epilogue's padding rows are relu(0 + c), not zero: stored, as the oracle holds them
     relu = contraction("out[m,n] = relu(a[m,k] * w[n,k] + c[n])", dtype="bf16:f32", sizes=dict(m=40, n=90, k=40))
     assert _rows(relu, placement="32x2 of 2x64, on 1/4 of the slices, w by switch", packet=16) == 0
+    # the bound counts the i32 rows stored: 300 of 256 columns where cut, all 320 where not
+    work = space_work(PADDED)
+    assert work(WINNER).out_bytes == 300 * 256 * 4
+    assert work(WINNER | dict(placement="8x8 of 40x32, on 1/4 of the slices")).out_bytes == 320 * 256 * 4
     text = source(PADDED, WINNER)
     assert 'dst = out.view_mut().tile(m("M"), 300, m("M = 300 #{!} 320, N"), 0)' in text
     assert 'slice_tile(m("M % 320 / 5"), 60, m("1 # 2, N % 256 / 128, M % 320 / 5 = 60 # 64"), 0)' in text
