@@ -34,6 +34,10 @@ class Deferred:
         self._module = module
 
     def __getattr__(self, name: str):
+        if name.startswith("__") and name.endswith("__"):
+            # pytest's collection asks every module attribute for `__test__` and `__bases__`:
+            # answered by the module, those reads imported it in every worker after all
+            raise AttributeError(name)
         return getattr(importlib.import_module(self._module), name)
 
     def __repr__(self) -> str:
