@@ -64,6 +64,7 @@ sys.path.insert(0, str(ROOT))
 
 from backends.cpu import CpuBackend, CpuOptions, contract_jit  # noqa: E402
 from benchmarks.drawn_kernels import FORMS, draw  # noqa: E402
+from benchmarks.schedstat import thread_times  # noqa: E402
 from synth import contraction  # noqa: E402
 from synth.space import points  # noqa: E402
 
@@ -150,15 +151,7 @@ def blas_baseline(d, arrays: list[np.ndarray]):
 
 def _others_cpu_ns(me: int) -> int:
     """CPU nanoseconds used so far by every thread of this process except thread `me`."""
-    total = 0
-    for tid in os.listdir("/proc/self/task"):
-        if int(tid) != me:
-            try:
-                with open(f"/proc/self/task/{tid}/schedstat") as f:
-                    total += int(f.read().split()[0])
-            except OSError:  # the thread ended meanwhile
-                pass
-    return total
+    return sum(run for tid, (run, _) in thread_times().items() if tid != me)
 
 
 def settle(poll: float = 0.002, idle_ns: int = 100_000, limit: float = 1.0) -> float:
