@@ -6,12 +6,14 @@ CLI's default) and without the oracle check (the check runs the best candidates 
 process, alike for every executor). Each round, taking turns so a busy spell of the shared
 machine hits them all alike, times one whole `driver.tune.tune` call:
 - serial: `--jobs 1` (inline, the baseline);
-- `--jobs 2`: this process and one worker process forked by the call, as on the command line
-  (no dask client is alive in this process during a sweep: one would make the pool spawn);
+- `--jobs 2`: this process and one worker process forked by the call, as on the command line:
+  this process never imports dask (a fork of it would cost more than the CLI's) and holds no
+  other thread (one would make the pool spawn);
 - dask (unless --no-dask): a running cluster of a `dask scheduler` process and a
   `dask worker --nworkers 2 --nthreads 1` process started as docs/tuning.md says
   (driver/tune_cluster.py: the tuner preloaded, dask's profiler off; the cluster's start is
-  not timed, the client's connection is).
+  not timed, the client's connection is), swept from a process of its own that holds every
+  dask client (benchmarks/tune_dask_side.py).
 Printed: the wall time of each round, the medians, and for each executor two ratios
 against the issue's goal (2 local workers >= 1.6x serial):
 - wall: serial's median wall time / the executor's. The goal's own measure, and the verdict
@@ -23,15 +25,16 @@ against the issue's goal (2 local workers >= 1.6x serial):
   process or its pool worker; the busiest dask worker), read from each process's own clock,
   which the other processes on the machine do not stretch (a dask worker's from /proc by its
   pid, `_Cluster`: reading it through a client counted the client's calls as the worker's
-  CPU, and this process's window holds the sweep alone, not the benchmark's own client). With a free core per process the
+  CPU, and the client process's window holds the sweep alone, not the benchmark's reads). With a free core per process the
   wall time nears it, overheads aside. The verdict when the machine was loaded: the wall
   ratio is then printed and not judged (the other agents' load, not the tuner, sets it).
-The dask scheduler's and this process's CPU are printed as well (on 2 cores they take time
+The dask scheduler's and the client process's CPU are printed as well (on 2 cores they take time
 from the workers), and how the dask workers split the candidates' CPU, beside how long each
 waited for a CPU while runnable (/proc schedstat): a loaded machine runs one worker less, and
 the sweep, which sends a new batch whenever one comes back, gives that one less work. Every executor must find the same winner.
 Every run starts with the compiler's memos (ir/memo.py) empty in every process (`clear_memos`
-here before it, on each dask worker through the client; a pool worker forks from here), as in
+here and in the dask client's process before it, on each dask worker through the client; a
+pool worker forks from here), as in
 a fresh `npu-opt tune` process: otherwise the serial sweep, run in this process round after
 round, answers most of its trace and lowering questions from the memos its earlier rounds
 filled (seed 3: 0.38 s of CPU warm, 0.55 s with them empty), while each dask worker has seen
@@ -57,7 +60,9 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -66,13 +71,13 @@ for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import attrs  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
-from dask.distributed import Client  # noqa: E402
 
 from driver.tune import tune  # noqa: E402
 from driver.tune_cluster import local_cluster  # noqa: E402
 from driver.tune_exec import FactoryRef, load_space  # noqa: E402
 from benchmarks.drawn_kernels import draw_space  # noqa: E402
-from benchmarks.tune_task_cpu import count_task_cpu, task_cpu  # noqa: E402
+from benchmarks.schedstat import thread_times  # noqa: E402
+from benchmarks.tune_dask_side import DaskSide  # noqa: E402
 from ir.memo import clear_memos  # noqa: E402
 
 FILE = str(ROOT / "examples" / "tune_gemm_bf16.py")
@@ -138,50 +143,56 @@ def _proc_cpu(pid: int) -> float:
 
 def _schedstat(pid: int) -> tuple[float, float]:
     """(CPU seconds, seconds runnable but waiting for a CPU) of process `pid`, summed over its
-    live threads: the first two fields of `/proc/PID/task/*/schedstat` (nanoseconds)."""
-    run = wait = 0
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            fields = (task / "schedstat").read_text().split()
-            run, wait = run + int(fields[0]), wait + int(fields[1])
-        except (OSError, ValueError, IndexError):  # a thread that ended meanwhile
-            continue
-    return run / 1e9, wait / 1e9
+    live threads (benchmarks/schedstat.py)."""
+    times = thread_times(pid).values()
+    return sum(t[0] for t in times) / 1e9, sum(t[1] for t in times) / 1e9
 
 
 class _Cluster:
     """The dask cluster's processes as this benchmark reads them: each worker's process CPU
-    from /proc (the cluster runs on this machine), so the reading adds nothing to the sweep's
-    CPU, and the CPU of its candidates (`task_cpu`, through a client opened outside the
-    sweep's window). Read through `Client.run` around the sweep, as before round 23, each
-    worker's CPU counted a client's connection and the calls that read it (5-10 ms a run)."""
+    and wait from /proc (the cluster runs on this machine), so the reading adds nothing to the
+    sweep's CPU, and the CPU of its candidates (`task_cpu`, through a client opened outside
+    the sweep's window). Read through `Client.run` around the sweep, as before round 23, each
+    worker's CPU counted a client's connection and the calls that read it (5-10 ms a run).
+    Every client, the sweep's own included, lives in `side`, a process of its own
+    (benchmarks/tune_dask_side.py): this one, which forks the `--jobs 2` pools, never imports
+    dask."""
 
-    def __init__(self, address: str) -> None:
-        self.address = address
-        with Client(address, timeout=30) as client:
-            client.run(count_task_cpu)
-            self._pids = client.run(os.getpid)
-            self._scheduler = client.run_on_scheduler(os.getpid)
-
-    def _tasks(self, cold: bool = False) -> dict[str, float]:
-        with Client(self.address, timeout=30) as client:
-            if cold:
-                client.run(clear_memos)
-            tasks = client.run(task_cpu)
-        time.sleep(0.1)  # the scheduler and the workers drop the closed client's connection
-        return tasks
+    def __init__(self, side: DaskSide) -> None:
+        self.side = side
+        self._pids, self._scheduler = side.ask("pids")
 
     def before(self, cold: bool) -> tuple[dict[str, tuple[float, float, float]], float]:
         """Each worker's (process CPU, its candidates' CPU, its wait for a CPU) and the
         scheduler's CPU before a run; `cold`: the workers' memos emptied first."""
-        tasks = self._tasks(cold)
+        tasks = self.side.ask("tasks", cold)
         stats = {w: _schedstat(pid) for w, pid in self._pids.items()}
         return ({w: (stats[w][0], tasks[w], stats[w][1]) for w in stats}, _proc_cpu(self._scheduler))
 
     def after(self) -> tuple[dict[str, tuple[float, float, float]], float]:
         stats, sched = {w: _schedstat(pid) for w, pid in self._pids.items()}, _proc_cpu(self._scheduler)
-        tasks = self._tasks()
+        tasks = self.side.ask("tasks", False)
         return {w: (stats[w][0], tasks[w], stats[w][1]) for w in stats}, sched
+
+
+class _Run:
+    """What one sweep gave: wall seconds, the CPU of the process that called `tune` and of its
+    reaped children, the winner's index, the counts of ok, pruned and refused candidates."""
+
+    def __init__(self, wall: float, own: float, kids: float, winner: int | None,
+                 counts: tuple[int, int, int]) -> None:
+        self.wall, self.own, self.kids, self.winner, self.counts = wall, own, kids, winner, counts
+
+
+def _here(run: Callable[[], Any]) -> _Run:
+    """A sweep in this process, timed."""
+    own, kids = time.process_time(), _children_cpu()
+    start = time.perf_counter()
+    result = run()
+    wall = time.perf_counter() - start
+    own, kids = time.process_time() - own, _children_cpu() - kids
+    return _Run(wall, own, kids, None if result.winner is None else result.winner.index,
+                (result.count("ok"), result.count("pruned"), result.count("refused")))
 
 
 def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool,
@@ -192,16 +203,17 @@ def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool
     space = attrs.evolve(load_space(ref), inputs=None, oracle=None)  # the sweep alone
     print(f"{label}: {len(space.points())} distinct candidates; cpu count {os.cpu_count()}; BLAS threads 1; "
           f"memos {'kept from run to run (--warm)' if warm else 'emptied before every run'}")
-    runs = {"serial": lambda: tune(space, jobs=1), "jobs 2": lambda: tune(space, ref=ref, jobs=2)}
+    runs = {"serial": lambda: _here(lambda: tune(space, jobs=1)),
+            "jobs 2": lambda: _here(lambda: tune(space, ref=ref, jobs=2))}
     if unpruned:
-        runs["unpruned"] = lambda: tune(space, jobs=1, prune=False)
+        runs["unpruned"] = lambda: _here(lambda: tune(space, jobs=1, prune=False))
     machine = Machine()
     with contextlib.ExitStack() as stack:
         address = None
         if dask:
             address = stack.enter_context(local_cluster(workers=2, threads=1))
-            cluster = _Cluster(address)
-            runs["dask 2x1"] = lambda: tune(space, ref=ref, scheduler=address)
+            cluster = _Cluster(stack.enter_context(DaskSide(address)))
+            runs["dask 2x1"] = lambda: _Run(*cluster.side.ask("sweep", ref, not warm))
         times: dict[str, list[float]] = {name: [] for name in runs}
         cpus: dict[str, list[tuple[float, ...]]] = {name: [] for name in runs}
         winners: dict[str, set[int | None]] = {name: set() for name in runs}
@@ -215,11 +227,9 @@ def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool
                         clear_memos()
                     # the cluster is read outside this process's window: its client's CPU is not the sweep's
                     remote, sched = cluster.before(not warm) if name == "dask 2x1" else ({}, 0.0)
-                    own, kids = time.process_time(), _children_cpu()
-                    start = time.perf_counter()
                     result = runs[name]()
-                    times[name].append(time.perf_counter() - start)
-                    own, kids = time.process_time() - own, _children_cpu() - kids
+                    times[name].append(result.wall)
+                    own, kids = result.own, result.kids
                     spent, sched_spent = [(0.0, 0.0, 0.0)], 0.0
                     if remote:
                         now, sched_now = cluster.after()
@@ -229,10 +239,10 @@ def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool
                     busiest, least = spent[0], spent[-1]
                     cpus[name].append((own, kids, busiest[0], sched_spent, busiest[1],
                                        least[1], busiest[2], least[2]))
-                    winners[name].add(None if result.winner is None else result.winner.index)
+                    winners[name].add(result.winner)
                     if k == 0:
-                        print(f"  {name} sweep: {result.count('ok')} scheduled, {result.count('pruned')} pruned, "
-                              f"{result.count('refused')} refused", flush=True)
+                        print(f"  {name} sweep: {result.counts[0]} scheduled, {result.counts[1]} pruned, "
+                              f"{result.counts[2]} refused", flush=True)
                 print(f"  round {k}: " + ", ".join(f"{n} {t[-1]:.2f} s" for n, t in times.items())
                       + f"; load average {min(loads):.1f}-{max(loads):.1f}", flush=True)
     quiet = machine.quiet()
@@ -245,7 +255,7 @@ def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool
         own, kids, busiest, sched, tasks, other, waited, other_waited = (
             statistics.median(x[i] for x in cpus[name]) for i in range(8))
         if name == "dask 2x1":
-            print(f"  {name:9} CPU: this process {own:.2f} s (the probe's child {kids:.2f} s), the busiest dask worker "
+            print(f"  {name:9} CPU: the client's process {own:.2f} s (the probe's child {kids:.2f} s), the busiest dask worker "
                   f"{busiest:.2f} s ({tasks:.2f} s its candidates, the rest its event loop: heartbeats, ticks, "
                   f"the system monitor, more the longer the wall time), the scheduler {sched:.2f} s (medians)")
             print(f"  {'':9} split: the busiest worker's candidates {tasks:.2f} s, the other's {other:.2f} s; "
