@@ -28,7 +28,6 @@ import importlib
 import io
 import os
 import re
-import runpy
 import shlex
 import shutil
 import subprocess
@@ -36,7 +35,6 @@ import sys
 import tempfile
 import textwrap
 import tomllib
-import warnings
 from pathlib import Path
 
 import attrs
@@ -49,8 +47,6 @@ _FENCE = re.compile(r"^(?P<indent>[ ]*)```(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=i
 _CHECKER_FLAGS = doctest.ELLIPSIS
 # `npu-opt ARGS` with no shell syntax: run through driver.cli.main in this process.
 _IN_PROCESS = re.compile(r"npu-opt(?: [^;&|<>$`()*?]+)?")
-# `python -m MODULE` alone: the module runs as __main__ in this process (runpy), as `-m` runs it.
-_MODULE = re.compile(r"python -m (?P<module>[A-Za-z_][\w.]*)")
 
 
 @attrs.frozen
@@ -152,8 +148,6 @@ class PageRunner:
     def shell(self, command: str) -> str:
         if _IN_PROCESS.fullmatch(command):
             return self._in_process(shlex.split(command)[1:])
-        if (module := _MODULE.fullmatch(command)) is not None:
-            return self._in_process_module(module["module"])
         env = dict(os.environ, COLUMNS="88", PYTHONPATH=os.pathsep.join([str(self.workdir), str(ROOT)]),
                    PATH=os.pathsep.join([self._scripts(), str(Path(sys.executable).parent),
                                          os.environ.get("PATH", "")]))
@@ -190,27 +184,6 @@ class PageRunner:
                     pass
         finally:
             os.chdir(cwd)
-        return out.getvalue() + err.getvalue()
-
-    def _in_process_module(self, module: str) -> str:
-        """`python -m MODULE` in this process: a child interpreter paid its start-up and the
-        imports (torch for docs/frameworks.md's example: ~4 of its ~9 CPU-s) again."""
-        out, err = io.StringIO(), io.StringIO()
-        cwd, argv = os.getcwd(), sys.argv
-        os.chdir(self.workdir)
-        sys.argv = [module]
-        try:
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
-                # the tests may have imported the module already; runpy warns that it runs it again
-                warnings.filterwarnings("ignore", "'.*' found in sys.modules", RuntimeWarning)
-                try:
-                    runpy.run_module(module, run_name="__main__", alter_sys=True)
-                except SystemExit as e:  # sys.exit("message") prints its message, as the interpreter does
-                    if isinstance(e.code, str):
-                        print(e.code, file=sys.stderr)
-        finally:
-            os.chdir(cwd)
-            sys.argv = argv
         return out.getvalue() + err.getvalue()
 
     def close(self) -> None:
