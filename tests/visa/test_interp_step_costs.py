@@ -144,14 +144,14 @@ def test_a_two_cluster_load_notes_its_copies_and_the_operand_is_widened_once(
     monkeypatch.setattr(lazy, "LAZY_BYTES", 0)         # the broadcasts held lazily at this size
     calls: dict[str, list] = {"distinct": [], "operand": [], "blas": []}
     calls.update(periodic=[], store=[], repeats=[], held=[])
-    for module, name in ((contract_jit_weights, "distinct"), (contract_jit, "_weight_operand"),
+    for module, name in ((contract_jit_weights, "distinct"), (contract_jit_weights, "widened"),
                          (contract_jit, "_by_blas"), (trf, "_store_periodic"), (trf, "_store"),
                          (trf, "_store_repeats"), (trf, "_store_held")):
         real = getattr(module, name)
 
         def spy(*args, real=real, name=name, **kw):
             out = real(*args, **kw)
-            calls[{"_weight_operand": "operand", "_by_blas": "blas", "_store_periodic": "periodic",
+            calls[{"widened": "operand", "_by_blas": "blas", "_store_periodic": "periodic",
                    "_store": "store", "_store_repeats": "repeats", "_store_held": "held"}.get(name, name)].append(
                 out is not None)
             return out

@@ -133,12 +133,14 @@ class Memory:
         self._scratch.append((data, resident))
         return data
 
-    def run_scratch(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    def run_scratch(self, shape: tuple[int, ...], dtype: Any, more: bool = False) -> np.ndarray:
         """`scratch` that outlives its program (a value a later program reuses), until the
         next `run_scratch` (the arrays before it go back when the program ends) or
-        `release`: one such value at a time."""
-        self._scratch.extend(self._run_scratch)
-        self._run_scratch.clear()
+        `release`: one such value at a time; `more`: one more array of the same value (the
+        arrays before it stay)."""
+        if not more:
+            self._scratch.extend(self._run_scratch)
+            self._run_scratch.clear()
         data = self.scratch(shape, dtype)
         self._run_scratch.append(self._scratch.pop())
         return data

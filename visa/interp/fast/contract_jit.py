@@ -16,7 +16,9 @@ fast-math, so nothing is reassociated or fused. An exact contraction without pad
 products or columns takes `visa.interp.fast.contract_jit_tiles` (the shared tiles of
 `ir.exact_kernels.tiles`: the tree written out as vector IR, rows that read the same TRF operand four to a tile, slots paired by
 `visa.interp.fast.contract_jit_exact`); the TRF operand is widened once per distinct TRF slice
-(`visa.interp.fast.contract_jit_weights`), and a `Repeated` stream is read as its distinct packets.
+(`visa.interp.fast.contract_jit_weights`), once while the TRF rows it comes from stay unwritten
+(`visa.interp.fast.contract_jit_operand`: a kernel's pieces share it), and a `Repeated` stream is read as its
+distinct packets.
 The work is one thread's: the cost the benchmark compares (CPU time) is the same spread over more.
 
 It runs when numba is importable, `NPU_OPT_INTERP_JIT` is not `0`, and numba is already
@@ -42,13 +44,14 @@ from ir.exact_kernels.compile import JIT_MIN
 from ir.exact_kernels.tiles import leaf_order
 from visa.interp.fast import contract_blas
 from visa.interp.fast import contract_jit_exact as jit_exact
+from visa.interp.fast import contract_jit_operand as jit_operand
+from visa.interp.fast.contract_jit_operand import code_range
 from visa.interp.fast import contract_jit_scan as jit_scan
 from visa.interp.fast import contract_jit_tiles as jit_tiles
 from visa.interp.fast import contract_jit_weights as jit_weights
 from visa.interp.operands import _SIG_BITS, exact
 from visa.interp.plan import Plan
 from visa.interp.fast.repeated import Repeated, compact, view_reshape
-from visa.interp.trf import check_read
 from visa.interp.values import widen_table
 
 __all__ = ["ENV", "JIT_MIN", "applies", "enabled", "run_float"]
@@ -166,21 +169,8 @@ def _lane_mask(mask: np.ndarray | None, plan: Plan) -> np.ndarray:
     return np.ascontiguousarray(np.moveaxis(_by_slot(mask, plan, 1), 0, -1))
 
 
-def _code_range(top: int, low: int, mag: int, table_bits: np.ndarray, sig: int) -> Any:
-    """`operands.code_range` from the largest and smallest nonzero magnitude code (the codes
-    of every float operand type order their magnitudes): (unit exponent, top exponent), None
-    when every code is a zero, False when an infinity or NaN is present or when a nonzero
-    code widens to a zero or a subnormal (then the flush is kept, which is always right)."""
-    if low > mag:
-        return None
-    top_field, low_field = (int(table_bits[top]) >> 23) & 0xFF, (int(table_bits[low]) >> 23) & 0xFF
-    if top_field == 0xFF or low_field == 0:
-        return False
-    return low_field - 127 - (sig - 1), top_field - 127 + 1
-
-
 def _stream_range(packets: np.ndarray, et: Any, known: np.ndarray | None) -> tuple[Any, bool, np.ndarray]:
-    """`_code_range` of every code of the fed packets, whether each of them widens by a
+    """`code_range` of every code of the fed packets, whether each of them widens by a
     shift (bf16 codes, no subnormal and no NaN among them), and the row each row repeats:
     `known` (the feed's, `visa.interp.fast.copies`: only the rows it names stored are scanned),
     else found (`held_rows`)."""
@@ -188,7 +178,7 @@ def _stream_range(packets: np.ndarray, et: Any, known: np.ndarray | None) -> tup
     held = held_rows(packets) if known is None else known
     top, low = _compiled()["_held_bounds"](packets, mag, held)
     shift = mag == 0x7FFF and top <= 0x7F80 and low + 1 >= 0x80
-    return _code_range(top, low + 1, mag, widen_table(et), _SIG_BITS[et.name]), shift, held
+    return code_range(top, low + 1, mag, widen_table(et), _SIG_BITS[et.name]), shift, held
 
 
 def held_rows(packets: np.ndarray) -> np.ndarray:
@@ -202,7 +192,7 @@ def _scanned(packets, table, weights, which, held, sstep, tread, plan, wofs0, tp
              outer, w_range, terms) -> np.ndarray | None:
     """The exact kernel on bf16 stream codes whose range it finds as it widens them (every
     row alone: each is widened once, in cache), and on weights whose range it finds as it
-    lays them out when `w_range` is None (bf16 codes `_weight_operand` did not scan),
+    lays them out when `w_range` is None (bf16 codes `contract_jit_operand.operand` did not scan),
     assuming what the scans would have shown: that every code widens by a shift and the sum
     is exact; `out` when the ranges it found bear that out, None otherwise (the caller runs
     the usual path; `out` is then overwritten)."""
@@ -216,49 +206,8 @@ def _scanned(packets, table, weights, which, held, sstep, tread, plan, wofs0, tp
         ranges.append((int(wscan[0]), int(wscan[1]), wtable, outer.weight_type))
     if any(not (top <= 0x7F80 and low + 1 >= 0x80) for top, low, _, _ in ranges):
         return None
-    found = [_code_range(top, low + 1, 0x7FFF, t, _SIG_BITS[et.name]) for top, low, t, et in ranges]
+    found = [code_range(top, low + 1, 0x7FFF, t, _SIG_BITS[et.name]) for top, low, t, et in ranges]
     return out if exact(found + ([] if w_range is None else [w_range]), terms) else None
-
-
-def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int, offs: np.ndarray,
-                    per_row: bool = False, assume: bool = False, kept: bool = False) -> tuple[Any, np.ndarray, Any]:
-    """The first `n_elems` elements of every lane of the rows' TRF tensors, widened: with no
-    `offs` (distinct tensors, n_elems, lanes) float32, else `jit_weights.lay_paired`'s
-    (offs, distinct tensors, n_elems x 2 lanes) for the TRF reads offs[s] elements on; which
-    of them each row reads; their code range. Rows whose TRF slices hold the same codes
-    there (a GEMM's weights are the same for every slice along M) share one widened copy.
-    With `per_row`, when every row reads a tensor of its own (a batched GEMM), the first is
-    `jit_weights.gathered`'s (codes, shifts) instead: the exact kernel lays each row's out
-    in cache, just before its tiles; with `assume` and 16-bit codes, their range is None (not
-    scanned: the kernel finds it, `_scanned`). `kept`: the widened operand's array lives
-    for the whole run (`Memory.run_scratch`: it is remembered)."""
-    et = outer.weight_type
-    width = check_read(outer, trf, mem, 0, n_elems - 1) // 8
-    table = widen_table(et)
-    mag = 0x7FFF if width == 2 else 0x7F
-    kernels, shape = _compiled(), (trf.lane_bytes // width, trf.first_row * mem.row_bytes // width, n_elems, trf.lanes)
-    which = np.zeros(rows.count, np.int64)
-    tensors: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    for (chip, cluster), sel in rows.groups():
-        slices = np.ascontiguousarray(rows.slice[sel], np.int64)
-        touched = jit_weights.operand_rows(*shape, mem.row_bytes // width)
-        key = mem.copies.held_rows(("trf", int(chip), int(cluster)), touched, slices)   # visa/interp/fast/copies.py
-        first = None if key is None else key == np.arange(key.size)   # the copies, in order of first use
-        cells = mem.trf(chip, cluster, None if first is None else slices[first])    # only those read: `trf_later`
-        cells = cells.view("<u2") if width == 2 else cells         # the 16-bit elements of each row
-        if first is None:
-            key = jit_weights.distinct(kernels, jit_weights.words_of(cells), slices, touched)
-            first = key == np.arange(key.size)
-        which[sel] = (np.cumsum(first) - 1 + sum(t[1].size for t in tensors))[key]
-        tensors.append((cells, slices[first], touched))
-    if per_row and offs.size and np.unique(which).size == which.size:
-        bounds = not (assume and width == 2)
-        codes, shifts, top, low = jit_weights.gathered(kernels, tensors, shape, mag, mem.scratch, bounds)
-        return (codes, shifts), which, _code_range(top, low + 1, mag, table, _SIG_BITS[et.name]) if bounds else None
-    wt, top, low = jit_weights.widened(kernels, tensors, shape, mag, table, offs,
-                                       mem.run_scratch if kept else mem.scratch)
-    wt = wt.view(np.float32) if offs.size else wt[0].view(np.float32).reshape(-1, n_elems, trf.lanes)
-    return wt, which, _code_range(top, low + 1, mag, table, _SIG_BITS[et.name])
 
 
 def applies(outer: Any, stream: np.ndarray) -> bool:
@@ -312,22 +261,22 @@ def _by_blas(plan: Plan, packets: np.ndarray, held: np.ndarray, slots: tuple, ou
     if few and (products < contract_blas.MIN_PRODUCTS_IN_PLACE
                 or not contract_blas.slots_in_place(sstep, tread, tpad)):
         return None
+    n_w = (int(tread.max()) + 1) * plan.read_elems
+    kept = jit_operand.forms(outer, trf, rows, mem, n_w)    # a tile's second contraction: the first's operand
+    which = jit_operand.classes(_compiled(), outer, trf, rows, mem, n_w, kept)[0]
+    h_of, n_ops = np.searchsorted(stored, held), int(which.max()) + 1
+    if (not contract_blas.pairs(h_of, which, stored.size, n_ops)
+            or few and not contract_blas.rows_in_place(h_of, which, stored.size, n_ops)):
+        return None      # decided before any weight is laid out (a batched GEMM's rows meet few pairs)
     parts, s_range = contract_blas.gathered(packets, stored, sstep, tread, tpad, plan.g, n_cols,
                                             functools.partial(jit_scan.bf16_floor, _compiled()))
     if s_range is None:
         return None
-    n_w = (int(tread.max()) + 1) * plan.read_elems
-    spans, tag = jit_weights.spans(outer, trf, rows, mem, n_w)
-    known = mem.copies.recall(spans, tag)   # a tile's second contraction: the first's operand
-    if known is None:
-        wt, which, _ = _weight_operand(outer, trf, rows, mem, n_w, _NO_OFFS, kept=True)
-        known = (wt, which, contract_blas.weights_range(wt, functools.partial(jit_scan.bf16_floor, _compiled())), {})
-        mem.copies.remember(spans, tag, known)
-    wt, which, w_range, laid = known     # laid: the matmul operands taken from wt (`contract_blas._laid`)
-    h_of = np.searchsorted(stored, held)
-    if (w_range is None or not contract_blas.no_rounding(s_range, w_range, terms)
-            or not contract_blas.pairs(h_of, which, stored.size, wt.shape[0])
-            or few and not contract_blas.rows_in_place(h_of, which, stored.size, wt.shape[0])):
+    wt, which, _ = jit_operand.operand(_compiled(), outer, trf, rows, mem, n_w, _NO_OFFS, kept=kept)
+    if "blas" not in kept:
+        kept["blas"] = (contract_blas.weights_range(wt, functools.partial(jit_scan.bf16_floor, _compiled())), {})
+    w_range, laid = kept["blas"]     # laid: the matmul operands taken from wt (`contract_blas._laid`)
+    if w_range is None or not contract_blas.no_rounding(s_range, w_range, terms):
         return None
     out = _accumulators(plan, rows, mem)
     return contract_blas.contract(parts, h_of, wt, which, tread, plan.read_elems, plan.g, out, laid)
@@ -361,11 +310,13 @@ def run_float(plan: Plan, stream: np.ndarray | Repeated, outer: Any, trf: Any, r
     quads = jit_tiles.slot_quads(pairs, tread, tpad) if paired else _NO_QUADS
     n_w, woffs = (int(tread.max()) + 1) * plan.read_elems, np.array(shifts, np.int64) * plan.read_elems
     speculate = quads.shape[0] > 0 and packets.dtype == np.uint16 and known is None
-    wt, which, w_range = _weight_operand(outer, trf, rows, mem, n_w, woffs, quads.shape[0] > 0, speculate)
+    kept = jit_operand.forms(outer, trf, rows, mem, n_w)
+    wt, which, w_range = jit_operand.operand(_compiled(), outer, trf, rows, mem, n_w, woffs, quads.shape[0] > 0,
+                                             speculate, kept)
     terms = plan.g * math.prod(plan.digits_summed())
     out = _accumulators(plan, rows, mem)
     table = widen_table(outer.stream_type)
-    per_row = isinstance(wt, tuple)  # each row's weights as codes, laid out by the kernel (`_weight_operand`)
+    per_row = isinstance(wt, tuple)  # each row's weights as codes, laid out by the kernel (`jit_operand.operand`)
     if per_row and speculate:
         found = _scanned(packets, table, wt, which, held_rows(packets), sstep, tread, plan, wofs0, tpad, out, pairs,
                          quads, woffs, n_w, outer, w_range, terms)
@@ -373,7 +324,7 @@ def run_float(plan: Plan, stream: np.ndarray | Repeated, outer: Any, trf: Any, r
             return found
         out[...] = 0
         if w_range is None:  # the weights' range, found by the usual scan
-            wt, which, w_range = _weight_operand(outer, trf, rows, mem, n_w, woffs, True)
+            wt, which, w_range = jit_operand.operand(_compiled(), outer, trf, rows, mem, n_w, woffs, True, kept=kept)
     s_range, shift, held = _stream_range(packets, outer.stream_type, getattr(stream, "held", None))
     proved = exact([s_range, w_range], terms)
     if paired and proved:
@@ -386,7 +337,7 @@ def run_float(plan: Plan, stream: np.ndarray | Repeated, outer: Any, trf: Any, r
     if getattr(stream, "sparse", False):   # the general kernel reads every row: the copies written out
         packets = packets[held]
     if per_row:  # not exact after all: the general kernel takes the laid-out weights
-        wt, which, w_range = _weight_operand(outer, trf, rows, mem, n_w, woffs)
+        wt, which, w_range = jit_operand.operand(_compiled(), outer, trf, rows, mem, n_w, woffs, kept=kept)
     if paired:                                          # the first shift's (0) first lanes: the plain layout
         wt = np.ascontiguousarray(wt[0].reshape(wt.shape[1], -1, 2 * trf.lanes)[:, :, :trf.lanes])
     _compiled()["_float_kernel"](packets, table, shift, wt, which, sstep, tread, 1, plan.read_elems, plan.q // plan.g,

@@ -244,16 +244,16 @@ def gathered(kernels, tensors, shape, mag, empty=np.empty, bounds=True):
     return (codes, shifts, top, low) if bounds else (codes, shifts, None, None)
 
 
-def widened(kernels, tensors, shape, mag, table, offs, empty=np.empty):
+def widened(kernels, tensors, shape, mag, table, offs, empty=np.empty, keep=None):
     """(bits, top, low): the operand of every distinct slice widened (`gathered`'s codes,
     top and low): with no `offs` (1, slices, n x lanes), else (offs, slices, n x 16) as
     `lay_paired` lays them out (eight lanes), each operand by a shift or through the table
     as `gathered` found. `empty(shape, dtype)` makes the arrays (the interpreter's pooled
     scratch: a batched GEMM's 32 MiB of widened weights would fault in every page of a
-    fresh one on every run)."""
+    fresh one on every run); `keep`, when given, makes the returned one (one kept longer)."""
     lane_elems, base, n, lanes = shape
     codes, shifts, top, low = gathered(kernels, tensors, shape, mag, empty)
-    out = empty((max(offs.size, 1), codes.shape[0], n * (2 * lanes if offs.size else lanes)), np.dtype(np.uint32))
+    out = (keep or empty)((max(offs.size, 1), codes.shape[0], n * (2 * lanes if offs.size else lanes)), np.dtype(np.uint32))
     k0 = 0
     for _, sls, _ in tensors:
         part, shift = codes[k0:k0 + sls.size], bool(shifts[k0]) if sls.size else False
@@ -272,7 +272,7 @@ INLINE = ("_equal_words", "code_bits")
 
 
 def spans(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int) -> tuple[list, tuple]:
-    """(the TRF row ranges `contract_jit._weight_operand` reads, as `CopyNotes.remember`'s
+    """(the TRF row ranges `contract_jit_operand.operand` reads, as `CopyNotes.remember`'s
     spans; what else its widened operand depends on): a later contraction reading the same
     operand of the same TRF rows, unwritten since, takes the one widened before."""
     width = (mem.target.bits_of(outer.weight_type.dtype) or 8) // 8
