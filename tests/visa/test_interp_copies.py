@@ -69,6 +69,27 @@ def test_rows_of_two_loads_are_not_answered_together():
     assert notes.held_rows(key, np.array([3, 4]), np.arange(4)) is None
 
 
+def test_held_ranges_answers_as_held_rows_does_on_every_row_of_the_ranges():
+    """Random notes (some sharing one load's `rep`) and random lane ranges: the answer from
+    the ranges' ends is the one `held_rows` gives on an array of every row of them."""
+    rng = np.random.default_rng(11)
+    slices = np.arange(6, dtype=np.int64)
+    reps = [np.array([0, 0, 2, 2, 4, 4]), np.array([0, 1, 0, 1, 0, 1])]
+    answers = set()
+    for _ in range(300):
+        notes, key = copies.CopyNotes(), ("trf", 0, 0)
+        for _ in range(rng.integers(0, 5)):
+            lo = int(rng.integers(0, 40))
+            notes.note(key, lo, lo + int(rng.integers(1, 12)), reps[int(rng.integers(0, 2))])
+        starts = sorted(rng.choice(40, size=int(rng.integers(1, 4)), replace=False).tolist())
+        ranges = [(lo, min(lo + int(rng.integers(0, 6)), 48)) for lo in starts]
+        rows = np.concatenate([np.arange(lo, hi, dtype=np.int64) for lo, hi in ranges])
+        want, got = notes.held_rows(key, rows, slices), notes.held_ranges(key, ranges, slices)
+        assert (want is None) == (got is None) and (want is None or want.tolist() == got.tolist())
+        answers.add(None if want is None else tuple(want.tolist()))
+    assert len(answers) == 3            # both loads' answers and None were each met
+
+
 def _command(sizes, src_strides, dst_strides):
     """A DMA command's loop entries (all `copies.dma_written` reads of it)."""
     return types.SimpleNamespace(entries=[types.SimpleNamespace(size=n, src_stride=s, dst_stride=d)

@@ -33,6 +33,21 @@ def test_stepped_slices_are_a_slice_and_pick_what_the_index_picks(index, want):
     assert np.array_equal(arr[:, got], arr[:, index])
 
 
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 64, 65, 200])
+def test_the_step_check_is_numpys_on_short_and_long_indices(n):
+    """`trf._in_steps` (Python ints up to `_SHORT` entries, numpy past it) against numpy's
+    comparison, on runs, stepped runs and runs with one entry off."""
+    for first, step in ((0, 1), (5, 3), (7, 1)):
+        run = first + step * np.arange(n, dtype=np.int64)
+        assert trf_mod._in_steps(run, first, step)
+        for k in range(0, n, max(1, n // 5)):
+            off = run.copy()
+            off[k] += 1
+            assert trf_mod._in_steps(off, first, step) == np.array_equal(off, run)
+        if n:
+            assert not trf_mod._in_steps(run, first, step + 1) or n == 1
+
+
 @pytest.mark.parametrize("slices, grid", [
     ([0, 4, 8], [(1, 0), (3, 4)]), ([1, 2, 3], [(1, 0), (3, 1)]), ([0, 2, 5], None), ([4], None), ([6, 4, 2], None),
     ([0, 1, 2, 16, 17, 18], [(2, 16), (3, 1)]), ([0, 1, 2, 16, 17], None), ([0, 1, 2, 16, 17, 19], None)])

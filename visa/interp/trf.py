@@ -212,7 +212,7 @@ def take(arr: np.ndarray, index: np.ndarray, axis: int) -> np.ndarray:
 
 def _slices(index: np.ndarray) -> slice | np.ndarray:
     """`index` as a slice when it is a contiguous range (a view, not a copy)."""
-    if len(index) and np.array_equal(index, np.arange(index[0], index[0] + len(index))):
+    if len(index) and _in_steps(index, int(index[0]), 1):
         return slice(int(index[0]), int(index[0]) + len(index))
     return index
 
@@ -221,10 +221,23 @@ def _stepped(index: np.ndarray) -> slice | np.ndarray:
     """`index` as a slice when it is every step-th position in order (the slices of a
     placement on a part of them: 0, 2, 4, ...): a view, not a gathered copy."""
     if len(index) > 1 and index[1] > index[0]:
-        step = int(index[1] - index[0])
-        if np.array_equal(index, index[0] + step * np.arange(len(index))):
-            return slice(int(index[0]), int(index[0]) + step * (len(index) - 1) + 1, step)
+        first, step = int(index[0]), int(index[1] - index[0])
+        if _in_steps(index, first, step):
+            return slice(first, first + step * (len(index) - 1) + 1, step)
     return _slices(index)
+
+
+_SHORT = 64
+"""Indices up to this many are compared as Python ints (a contraction in a batched kernel's
+loop reads a few slices a step: numpy's calls cost more there than the comparison)."""
+
+
+def _in_steps(index: np.ndarray, first: int, step: int) -> bool:
+    """Whether index[i] == first + i step for every i."""
+    n = len(index)
+    if n <= _SHORT:
+        return index.tolist() == list(range(first, first + step * n, step))
+    return bool(np.array_equal(index, first + step * np.arange(n)))
 
 
 def check_read(outer: Any, trf: TrfTensor, mem: Memory, low: int, top: int) -> int:
@@ -277,6 +290,9 @@ def _groups(rows: Rows, which: np.ndarray | None) -> list[tuple[tuple[int, int],
     row in order, or the rows `which`."""
     if which is None:
         return [(key, sel, sel) for key, sel in rows.groups()]
+    groups = list(rows.groups())
+    if len(groups) == 1:     # every row is that group's
+        return [(groups[0][0], np.arange(len(which)), which)] if len(which) else []
     out = []
     for key, sel in rows.groups():
         pos = np.flatnonzero(np.isin(which, sel))

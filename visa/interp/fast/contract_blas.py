@@ -34,7 +34,7 @@ from visa.interp.operands import widen_codes
 from visa.interp.trf import _stepped   # rows every n-th: a view, not a copy
 
 __all__ = ["MIN_PRODUCTS_IN_PLACE", "MIN_TERMS", "MIN_TERMS_IN_PLACE", "codes_range", "no_rounding", "pairs",
-           "gathered", "contract", "rows_in_place", "slots_in_place", "weights_range"]
+           "gathered", "contract", "rows_in_place", "slots_in_place", "tile_products", "weights_range"]
 
 MIN_TERMS = 512
 """The fewest products a result sums for the matmuls to run: with fewer, placing the results
@@ -53,7 +53,22 @@ MIN_PRODUCTS_IN_PLACE = 1 << 27
 fast or faster at fewer than `MIN_TERMS` terms: the matmul route's gathers, range scans and
 calls cost a part the matmul does not win back (whole runs, the route toggled in one
 process, medians: drawn_s1_7, 2 Mi products a contraction: 16.1 -> 18.2 ms by the matmuls;
-drawn_s1_6, 64 Mi: 0.97-1.07x, no gain; drawn_s1_3, 256 Mi: 0.87-0.94x)."""
+drawn_s1_6, 64 Mi: 0.97-1.07x, no gain; drawn_s1_3, 256 Mi: 0.87-0.94x). Counted as the exact
+kernel computes them (`tile_products`)."""
+
+
+def tile_products(products: int, n_stored: int, rows: int) -> int:
+    """The products the exact kernel computes for a contraction of `products` (its rows x
+    lanes x slots x columns x terms) whose rows pair `n_stored` distinct stream rows with
+    each TRF operand (a GEMM broadcast, `pairs`): its tiles take `rows` rows that read one
+    TRF operand, so a group of n_stored rows costs the next multiple of `rows` (two rows:
+    twice their products; drawn_s5_6, 128 operands each read by 2 rows, 64 Mi products at
+    K 256: the exact kernel 128 Mi, the contraction ~19.8 -> 11.5 ms a run by the matmuls).
+    One stream row makes each row a group of its own, which the kernel tiles by its slots
+    instead: no repeat."""
+    if n_stored < 2:
+        return products
+    return products * (-(-n_stored // rows) * rows) // n_stored
 
 
 def codes_range(*parts: np.ndarray, floor: Callable[[np.ndarray], Any] = unit_floor) -> tuple[int, int] | None:

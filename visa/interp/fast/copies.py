@@ -111,6 +111,35 @@ class CopyNotes:
                 found, covered = rep, covered | inside
         return None if found is None or not covered.all() else _first_rows(found, slices)
 
+    def held_ranges(self, key: Key, ranges: list[tuple[int, int]], slices: np.ndarray) -> np.ndarray | None:
+        """`held_rows` of the TRF rows of `ranges` ([lo, hi) each), decided on the ranges'
+        ends alone: no array of every row (a TRF load of a batched kernel's loop asks once
+        a step: 0.1-0.2 ms each by the row arrays, drawn_s5_2)."""
+        found, spans = None, []
+        for a, b, rep in self._notes.get(key, []):
+            met = [(max(a, lo), min(b, hi)) for lo, hi in ranges if max(a, lo) < min(b, hi)]
+            if met:
+                if found is not None and rep is not found:
+                    return None
+                found = rep
+                spans += met
+        if found is None or not _covers(spans, ranges):
+            return None
+        return _first_rows(found, slices)
+
+
+def _covers(spans: list[tuple[int, int]], ranges: list[tuple[int, int]]) -> bool:
+    """Whether the union of `spans` ([lo, hi) each) holds every row of `ranges`."""
+    spans = sorted(spans)
+    for lo, hi in sorted(ranges):
+        at = lo              # the first row of [lo, hi) not yet covered
+        for a, b in spans:
+            if a <= at < b:
+                at = b
+        if at < hi:
+            return False
+    return True
+
 
 def _first_rows(rep: np.ndarray, slices: np.ndarray) -> np.ndarray | None:
     """Each of `slices`' first position with the same representative; None when one has
@@ -237,5 +266,4 @@ def trf_held(mem: Any, part: tuple[int, int], ranges: list[tuple[int, int]], sli
     """For rows reading the TRF rows `ranges` of `slices` of `part` (chip, cluster): each
     row's first row holding the same bytes there, from one load's note (`held_rows`); None
     when no note covers them all."""
-    rows = np.concatenate([np.arange(lo, hi, dtype=np.int64) for lo, hi in ranges])
-    return mem.copies.held_rows(("trf", int(part[0]), int(part[1])), rows, np.asarray(slices, np.int64))
+    return mem.copies.held_ranges(("trf", int(part[0]), int(part[1])), ranges, np.asarray(slices, np.int64))
