@@ -24,8 +24,11 @@ from ir.rules.views import fill_pattern
 from ir.rf_reshape import RfReshape
 from ir.view_ops import Memset, NewTensor, ToView, Window
 
-from backends.cpu import arena, layout, moves, moves_strided
+from backends.cpu import arena, compact_moves, layout, lazy_rows, moves, moves_strided
 from backends.cpu.compact import Compact, _span, live_steps as _live_steps
+from backends.cpu.compact_moves import Pending
+from backends.cpu.lazy_rows import LazyRows
+from backends.cpu.lru import MISSING, Lru
 from backends.cpu.options import DEFAULT, CpuOptions
 from backends.cpu.handlers import handles
 from backends.cpu.wide_copy import wide_runs
@@ -266,6 +269,71 @@ def _direct_live(op: ToView, offset: tuple[int, ...], src: Compact, out: np.ndar
     return _put(out, offset, (form[0], extents, steps, *form[3:]), base.reshape(-1)[start // item:])
 
 
+_COMPOSED: Lru = Lru(64)  # `_composed` by the op's types, the moves, and the buffers' shapes and strides
+
+
+def _direct_pending(op: ToView, offset: tuple[int, ...], src: Pending, out: np.ndarray) -> bool:
+    """`_direct_live` of a `Pending` (a tile's result committed, its moves not made yet): when
+    those moves (`compact_moves.plan_of`) and the view's strided copy compose into one strided
+    read of the pending rows, that one copy, and no `Compact` made first (issue 61: each of
+    `drawn_s101_0`'s three result tiles was moved whole into its committed layout, then
+    copied into the output). The composition is found once per layout (`_composed`); False
+    when there is none."""
+    base = src.base
+    if base.dtype != out.dtype or not out.flags.c_contiguous or not base.size or not base.flags.c_contiguous:
+        return False
+    key = (op.src.type, op.view, src.chain, src.t, base.shape, base.dtype.str, out.shape, out.strides)
+    found = _COMPOSED.get(key, MISSING)
+    if found is MISSING:
+        found = _COMPOSED.put(key, _composed(op, src, out.shape, out.strides))
+    if found is None:
+        return False
+    form, start = found
+    return _put(out, offset, form, base.reshape(-1)[start:])
+
+
+_BLOCK = 1 << 12  # grid cells `_composed` checks at a time (a few int64 arrays of 32 KiB: a first run's peak)
+
+
+def _composed(op: ToView, src: Pending, out_shape: tuple[int, ...], out_strides: tuple[int, ...]) -> tuple | None:
+    """(`_direct_form` reading the pending rows, C-contiguous, with the moves composed in;
+    the element of the rows it starts at) when every cell the copy reads is a live cell of a
+    live row whose move reads a base cell, and those cells are one affine grid; else None."""
+    t, base = src.t, src.base
+    item, shape = base.itemsize, layout.shape_of(t)
+    form = _direct_form(op.src.type, op.view, shape, tuple(math.prod(shape[k + 1:]) * item for k in range(len(shape))),
+                        out_shape, out_strides)
+    if form is None:
+        return None
+    first, extents, steps = form[0], form[1], tuple(st // item for st in form[2])
+    row_len, row_step = math.prod(mp.size for mp in layout.local_levels(t)), base.strides[0] // item
+    rank = np.full(layout.n_rows(t), -1, np.int64)
+    rank[layout.live_rows(t)] = np.arange(len(layout.live_rows(t)))
+    plan = compact_moves.plan_of(src)
+
+    def read(k: np.ndarray) -> np.ndarray | None:  # the rows' elements the grid's k-th cells read
+        cell = first + sum(d * st for d, st in zip(np.unravel_index(k, extents), steps))
+        row, at = np.divmod(cell, row_len)
+        if (rank[row] < 0).any() or (plan.live is not None and not plan.live[at].all()):
+            return None
+        return rank[row] * row_step + plan.index[at]
+
+    # the first cell, and the next along each axis (none along an axis of one: its step is never taken)
+    corners = read(np.array([0, *(math.prod(extents[a + 1:]) if n > 1 else 0 for a, n in enumerate(extents))],
+                            np.int64))
+    if corners is None:
+        return None
+    start, strides = int(corners[0]), tuple(int(c - corners[0]) for c in corners[1:])
+    n = math.prod(extents)
+    for lo in range(0, n, _BLOCK):  # every cell checked against the grid
+        k = np.arange(lo, min(n, lo + _BLOCK), dtype=np.int64)
+        got = read(k)
+        if got is None or not np.array_equal(
+                got, start + sum(d * st for d, st in zip(np.unravel_index(k, extents), strides))):
+            return None
+    return (form[0], extents, tuple(st * item for st in strides), *form[3:]), start
+
+
 def _copy(into: np.ndarray) -> np.ndarray:
     """A C-contiguous copy of `into`, in the run's scratch when large (a whole destination
     tensor, copied before a tile is written into it: fresh memory would fault every page)."""
@@ -274,21 +342,27 @@ def _copy(into: np.ndarray) -> np.ndarray:
     return out
 
 
-@handles(ToView, options=True, donate=1, compact=True)
-def to_view(op: ToView, src: np.ndarray | Compact, into: np.ndarray, start: np.ndarray | None = None,
+@handles(ToView, options=True, donate=1, compact=True, lazy=True)  # moves not made yet: `_direct_pending`
+def to_view(op: ToView, src: np.ndarray | Compact | Pending | LazyRows, into: np.ndarray, start: np.ndarray | None = None,
             options: CpuOptions = DEFAULT, owned: bool = False) -> np.ndarray:
     """A DMA of `src` into the view's type, written over `into` at the view's live cells
     (in place when the executor hands `into` over: `owned`, backends/cpu/executor.py);
     with fast moves, straight from `src` when the move is one strided copy (`_direct`;
     from its live rows when it holds those only, backends/cpu/compact.py). A view at a
-    runtime `start` is shifted as a `window` is (RUNTIME-10 past its limit)."""
+    runtime `start` is shifted as a `window` is (RUNTIME-10 past its limit). A `Pending` source
+    (moves not made yet) is copied straight from its rows when the moves and the copy compose
+    into one strided read (`_direct_pending`), else made first, as every other operand is."""
     offset = _shifted(op, start, "a tile written at a runtime start")
+    into = compact_moves.prepare(into, False, True)  # as the executor prepares a non-lazy handler's operands
     if isinstance(into, Compact):  # a destination of live rows only (a DM tensor): made whole, in
         whole = into.full()        # a buffer of this handler's own (then written in place)
         owned, into = not np.may_share_memory(whole, into.base), whole
     out = into if owned else _copy(into)
     if owned:  # written in place: a first write of memory not the arena's may fault its pages in
         arena.make_room(out, min(out.nbytes, math.prod(layout.shape_of(op.view)) * out.itemsize))
+    if isinstance(src, Pending) and options.fast_moves and _direct_pending(op, offset, src, out):
+        return out
+    src = compact_moves.prepare(src, False, True)
     if isinstance(src, Compact):
         if options.fast_moves and _direct_live(op, offset, src, out):
             return out

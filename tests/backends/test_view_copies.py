@@ -172,10 +172,12 @@ def test_the_uninitialized_read_check_keeps_the_callers_array_out_of_the_run(mon
 def test_the_tiles_are_moved_straight_into_the_destination(monkeypatch):
     """gemm_tiled's result tiles go from the contraction's buffer (its live rows only: the
     commit's value holds those) to the output in one strided copy (no moved buffer of the
-    whole output's size, no full buffer of the commit), and the GEMM is exact."""
+    whole output's size, no full buffer of the commit: from the commit's moves composed in, or
+    from its live rows), and the GEMM is exact."""
     taken = []
-    real = views._direct_live
+    real, pending = views._direct_live, views._direct_pending
     monkeypatch.setattr(views, "_direct_live", lambda *args: taken.append(real(*args)) or taken[-1])
+    monkeypatch.setattr(views, "_direct_pending", lambda *args: pending(*args) and taken.append(True) is None)
     monkeypatch.setattr(views, "_direct", lambda *args: taken.append("full") or False)
     kernel = example("gemm_tiled", "gemm_tiled")
     rng = np.random.default_rng(9)
@@ -196,6 +198,7 @@ def test_the_straight_copy_writes_what_the_moved_buffer_does(name, monkeypatch):
     fast = _outputs(kernel, arrays)
     monkeypatch.setattr(views, "_direct", lambda *args: False)
     monkeypatch.setattr(views, "_direct_live", lambda *args: False)
+    monkeypatch.setattr(views, "_direct_pending", lambda *args: False)
     slow = _outputs(kernel, arrays)
     assert len(fast) == len(slow) > 0
     for f, s in zip(fast, slow):
@@ -280,6 +283,7 @@ def test_the_straight_copys_form_is_found_a_block_of_cells_at_a_time(monkeypatch
     real = views._direct_form.__wrapped__
     monkeypatch.setattr(views, "_direct_form", lambda *args: forms.append(real(*args)) or forms[-1])
     monkeypatch.setattr(views, "_direct_live", lambda *args: False)
+    monkeypatch.setattr(views, "_direct_pending", lambda *args: False)
     _exact_gemm_tiled(4)
     assert any(f is not None and np.prod(f[1]) > 512 for f in forms), forms
     assert asked and max(asked) <= 512, max(asked)
@@ -333,4 +337,5 @@ def _traced_direct_forms(monkeypatch, peak: bool) -> list[tuple[int, int, bool]]
         return form
     monkeypatch.setattr(views, "_direct_form", measured)
     monkeypatch.setattr(views, "_direct_live", lambda *args: False)
+    monkeypatch.setattr(views, "_direct_pending", lambda *args: False)
     return found
