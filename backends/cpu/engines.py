@@ -48,9 +48,12 @@ def transpose(op: Transpose, buf, compact: bool = False):
     as_compact = row_of is not None and compact and compact_lib.wanted(out_t)  # a `Compact` of the live rows
     kept = None if as_compact else _kept_cells(out_t)
     if kept is not None:  # the packet's padding held as none (a contraction reading it copies it out)
-        return _trimmed(x, zero_row, params, op.out_time.size, out_t, kept, row_of)
+        found = _trimmed(x, zero_row, params, op.out_time.size, out_t, kept, row_of)
+        _give_back_copy(rows, buf)
+        return found
     out = arena.empty((len(x) + zero_row, n_cells), x.dtype)  # the run's scratch: no fresh pages each run
     transpose_data(x, params, op.out_time.size, out=out[:len(x)])
+    _give_back_copy(rows, buf)
     out[len(x):] = 0  # the padding rows' (zero) row
     if row_of is None:  # every spatial row live, each its own
         return out.reshape(layout.shape_of(out_t))
@@ -103,6 +106,15 @@ def _trimmed(x: np.ndarray, zero_row: bool, params: TransposeParams, out_time: i
         arena.give_back(scratch)  # the run's next request takes it
     form = StridedForm((out_time, kept), (packet, 1), (kept * item, item), 0, 0, False)
     return LazyRows(base, form, out_time * packet, layout.shape_of(out_t), row_of)
+
+
+def _give_back_copy(rows: np.ndarray, buf) -> None:
+    """`rows`, the engine's input rows once turned, back to the arena when `_distinct_rows`
+    copied them out of a `LazyRows` `buf` (memory no other value holds): the run's next
+    requests take them, or their pages are dropped before fresh memory is taken (issue 61,
+    first-run memory: drawn_s2_3's 2.25 MiB of copied rows sat beside its contraction)."""
+    if isinstance(buf, LazyRows) and arena.memory_owner(rows) is not arena.memory_owner(buf.base):
+        arena.give_back(rows)
 
 
 def _distinct_rows(buf, t) -> tuple[np.ndarray, np.ndarray | None, bool]:

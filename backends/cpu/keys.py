@@ -394,5 +394,7 @@ def padding(levels: tuple[Mapping, ...], space: KeySpace) -> np.ndarray:
 
 
 def logical_pad(levels: tuple[Mapping, ...]) -> np.ndarray:
-    """Padding flag of every flat position of the levels' joint mapping."""
-    return logical_keys(levels, key_space(()))[1]
+    """Padding flag of every flat position of the levels' joint mapping (`padding`: no key
+    array is made beside the flags, issue 61, first-run memory: drawn_s2_3's commit made
+    4 MiB of keys to read 1 MiB of flags)."""
+    return padding(levels, key_space(()))
