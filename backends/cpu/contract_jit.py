@@ -153,6 +153,7 @@ def _range_of(raw: np.ndarray, gather, wide: bool, threads: int) -> tuple[int, i
     the layout reads, the smallest the sign bit when every one is zero: `_range` on
     blocks of rows (on `threads` threads when large)."""
     starts, ends = _cells(gather)
+    raw, = kernels_compile.read_only(raw)  # one compiled form for host and computed rows
     found = _on_rows(_compiled()["_range"], raw.shape[0], threads, raw.shape[0] * int((ends - starts).sum()),
                      lambda lo, hi: (raw[lo:hi], starts, ends, wide))
     sign = 0x80000000 if wide else 0x8000
@@ -169,7 +170,7 @@ def widened_bounds(bits: np.ndarray) -> tuple[int, int, int] | None:
     flat = bits.reshape(-1)
     if flat.size == 0:
         return 0, 0x80000000, 0
-    top, low, ors = _compiled()["_bounds"](flat)
+    top, low, ors = _compiled()["_bounds"](*kernels_compile.read_only(flat))
     low = int(low) + 1  # every pattern zero: the sign bit, mask + 1
     return int(top), low if low < 0x100000000 else 0x80000000, int(ors)
 
@@ -214,6 +215,7 @@ def core(a: tuple, w: tuple, pad, skip, exact: bool, threads: int) -> np.ndarray
     out = np.empty((rows, ni, nj, nn), np.float32)
     pad = _NONE if pad is None else np.ascontiguousarray(pad, np.bool_)
     skip = _NO_SKIP if skip is None else np.ascontiguousarray(skip, np.bool_)
+    raw_a, raw_w, ca, cw, pad, skip = kernels_compile.read_only(raw_a, raw_w, ca, cw, pad, skip)
     common = (raw_a, raw_w, ca, cw, ia, iw, wide_a, wide_w, pad, skip, bool(exact), out)
     _on_rows(_compiled()["_rows"], rows, threads, out.size * ia.shape[1] * g, lambda lo, hi: (*common, lo, hi))
     return out
@@ -229,6 +231,7 @@ def _tiled(a: tuple, w: tuple, threads: int) -> tuple[np.ndarray, list | None]:
     """(acc (rows, I, J, N'), the blocks' `tiles_widening` ranges or None): the exact
     register-tiled contraction of two `float_stored`-shaped operands."""
     (raw_a, wide_a, gather_a, ca), (raw_w, wide_w, gather_w, cw) = a, w
+    raw_a, raw_w, ca, cw = kernels_compile.read_only(raw_a, raw_w, ca, cw)
     ia, iw = _layout(gather_a, "a"), _layout(gather_w, "w")
     rows = ca.size
     ni, nj, nn, g = ia.shape[0], iw.shape[3], ia.shape[2], ia.shape[3]
@@ -283,6 +286,7 @@ def _widened(raw: np.ndarray, lay: jit_exact.Layout, wide: bool, threads: int) -
     split between the float threads when there are many (a batched GEMM's 256 distinct
     operand rows, not a broadcast's one)."""
     out = np.empty((raw.shape[0], lay.size), np.uint32)
+    raw, = kernels_compile.read_only(raw)
     args = (lay.index, lay.starts, lay.base, np.int64(lay.stride), wide)
     _on_rows(_compiled()["gather"], raw.shape[0], threads, out.size,
              lambda lo, hi: (raw[lo:hi], *args, out[lo:hi]))

@@ -23,7 +23,7 @@ from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
-__all__ = ["JIT_MIN", "cache_dir", "compiled", "loaded", "njit", "numba", "numba_version", "wanted"]
+__all__ = ["JIT_MIN", "cache_dir", "compiled", "loaded", "njit", "numba", "numba_version", "read_only", "wanted"]
 
 JIT_MIN = 1 << 28
 """Products from which a process that has not loaded numba yet loads it (module docstring).
@@ -89,6 +89,22 @@ def njit(module: Any, fn: Any, inline: str = "never") -> Any:
         return module.njit(nogil=True, cache=True, inline=inline)(fn)
     except RuntimeError:
         return module.njit(nogil=True, inline=inline)(fn)
+
+
+def read_only(*args: Any) -> tuple[Any, ...]:
+    """`args` with each writeable array a read-only view of itself (anything else as it is):
+    numba compiles a kernel once per argument type and a read-only array is a type of its
+    own, so a kernel whose inputs came writeable in one call and read-only (a host input, a
+    broadcast view) in another was compiled twice or four times; a caller passing the
+    arrays a kernel only reads through this gets one. A view costs well under a
+    microsecond, and numba's machine code for the two types is the same."""
+    out = []
+    for array in args:
+        if getattr(array, "flags", None) is not None and array.flags.writeable:
+            array = array.view()
+            array.flags.writeable = False
+        out.append(array)
+    return tuple(out)
 
 
 _DONE: dict[str, dict[str, Any]] = {}

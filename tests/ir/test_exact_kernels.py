@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from backends.cpu import contract_jit as cpu_jit
+from backends.cpu import contract_plan
 from backends.cpu import contract_jit_exact as cpu_exact
 from backends.cpu import contract_jit_rows as cpu_rows
 from ir.contract_arith import fadd, fmul, ftz_f32
@@ -182,3 +183,34 @@ def test_two_threads_compiling_a_module_at_once_both_get_its_kernels(monkeypatch
     first.join(5), second.join(5)
     assert isinstance(got["first"], dict) and got["second"] == got["first"]
     assert [k.fn for k in got["first"].values()] == [f, g]
+
+
+def test_read_only_views_share_the_memory_and_leave_the_array_writeable():
+    """`read_only` gives views (no copy) that numba types alike whatever the array's flag,
+    and leaves the caller's array as it was."""
+    numba = kernels_compile.numba()
+    writeable = np.arange(12, dtype=np.uint16).reshape(3, 4)
+    frozen = writeable.copy()
+    frozen.flags.writeable = False
+    a, b = kernels_compile.read_only(writeable, frozen)
+    assert np.shares_memory(a, writeable) and b is frozen
+    assert not a.flags.writeable and writeable.flags.writeable
+    assert numba.typeof(a) == numba.typeof(b) != numba.typeof(writeable)
+
+
+def test_writeable_and_read_only_rows_run_one_compiled_range_scan():
+    """The cpu backend's range scan called on host rows (read-only) and on computed rows
+    (writeable) compiles once: every signature of `_range` takes read-only rows; both
+    calls agree with numpy's masked max / smallest nonzero."""
+    rng = np.random.default_rng(5)
+    raw = rng.integers(0, 1 << 16, (3, 40), dtype=np.uint16)
+    host = raw.copy()
+    host.flags.writeable = False
+    cols = np.arange(40)
+    gather = contract_plan.Gather(digits=(), shape=(), groups=(40,), index=cols, offset=None, strides=None)
+    masked = raw.astype(np.int64) & 0x7FFF
+    want = (int(masked.max()), int(masked[masked != 0].min()))
+    assert cpu_jit._range_of(raw, gather, False, 1) == want
+    assert cpu_jit._range_of(host, gather, False, 1) == want
+    assert raw.flags.writeable
+    assert all(not sig[0].mutable for sig in cpu_jit._compiled()["_range"].signatures)

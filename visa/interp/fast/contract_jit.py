@@ -176,7 +176,7 @@ def _stream_range(packets: np.ndarray, et: Any, known: np.ndarray | None) -> tup
     else found (`held_rows`)."""
     mag = 0x7FFF if packets.dtype == np.uint16 else 0x7F
     held = held_rows(packets) if known is None else known
-    top, low = _compiled()["_held_bounds"](packets, mag, held)
+    top, low = _compiled()["_held_bounds"](*kernels_compile.read_only(packets, mag, held))
     shift = mag == 0x7FFF and top <= 0x7F80 and low + 1 >= 0x80
     return code_range(top, low + 1, mag, widen_table(et), _SIG_BITS[et.name]), shift, held
 
@@ -198,6 +198,7 @@ def _scanned(packets, table, weights, which, held, sstep, tread, plan, wofs0, tp
     the usual path; `out` is then overwritten)."""
     scan, wscan = np.array([0, 0x7FFF], np.int64), np.array([0, 0x7FFF], np.int64)
     wtable = widen_table(outer.weight_type)
+    packets, held, tread = kernels_compile.read_only(packets, held, tread)  # one compiled form (`read_only`)
     _compiled()["exact_kernel"](packets, table, True, _NO_WEIGHTS, which, jit_tiles.tile_order(which), held, sstep,
                                 tread, plan.read_elems, wofs0, plan.g, tpad, out, pairs, quads, *weights, wtable, woffs,
                                 n_w, scan, wscan if w_range is None else _NO_SCAN)
@@ -330,6 +331,7 @@ def run_float(plan: Plan, stream: np.ndarray | Repeated, outer: Any, trf: Any, r
     proved = exact([s_range, w_range], terms)
     if paired and proved:
         wcodes, wshifts = wt if per_row else (_NO_CODES, _NO_SHIFTS)
+        packets, held, tread = kernels_compile.read_only(packets, held, tread)  # one compiled form (`read_only`)
         _compiled()["exact_kernel"](packets, table, shift, _NO_WEIGHTS if per_row else wt, which,
                                     jit_tiles.tile_order(which), held, sstep, tread, plan.read_elems, wofs0, plan.g,
                                     tpad, out, pairs, quads, wcodes, wshifts, widen_table(outer.weight_type), woffs,
@@ -341,7 +343,8 @@ def run_float(plan: Plan, stream: np.ndarray | Repeated, outer: Any, trf: Any, r
         wt, which, w_range = jit_operand.operand(_compiled(), outer, trf, rows, mem, n_w, woffs, kept=kept)
     if paired:                                          # the first shift's (0) first lanes: the plain layout
         wt = np.ascontiguousarray(wt[0].reshape(wt.shape[1], -1, 2 * trf.lanes)[:, :, :trf.lanes])
-    _compiled()["_float_kernel"](packets, table, shift, wt, which, sstep, tread, 1, plan.read_elems, plan.q // plan.g,
-                                 leaf_order(plan.g), _lane_mask(plan.outer_pad, plan), _lane_mask(plan.reduce_pad, plan),
-                                 tpad, proved, out)
+    inputs = kernels_compile.read_only(packets, table, shift, wt, which, sstep, tread, 1, plan.read_elems,
+                                       plan.q // plan.g, leaf_order(plan.g), _lane_mask(plan.outer_pad, plan),
+                                       _lane_mask(plan.reduce_pad, plan), tpad, proved)  # one compiled form
+    _compiled()["_float_kernel"](*inputs, out)
     return out
