@@ -55,11 +55,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import resource
 import statistics
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -77,17 +75,12 @@ from driver.tune_cluster import local_cluster  # noqa: E402
 from driver.tune_exec import FactoryRef, load_space  # noqa: E402
 from benchmarks.drawn_kernels import draw_space  # noqa: E402
 from benchmarks.schedstat import thread_times  # noqa: E402
+from benchmarks.sweep_time import timed  # noqa: E402
 from benchmarks.tune_dask_side import DaskSide  # noqa: E402
 from ir.memo import clear_memos  # noqa: E402
 
 FILE = str(ROOT / "examples" / "tune_gemm_bf16.py")
 GOAL = 1.6
-
-
-def _children_cpu() -> float:
-    """CPU seconds of this process's reaped children (the pool's workers, once shut down)."""
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
 
 
 def _steal() -> tuple[int, int]:
@@ -186,13 +179,7 @@ class _Run:
 
 def _here(run: Callable[[], Any]) -> _Run:
     """A sweep in this process, timed."""
-    own, kids = time.process_time(), _children_cpu()
-    start = time.perf_counter()
-    result = run()
-    wall = time.perf_counter() - start
-    own, kids = time.process_time() - own, _children_cpu() - kids
-    return _Run(wall, own, kids, None if result.winner is None else result.winner.index,
-                (result.count("ok"), result.count("pruned"), result.count("refused")))
+    return _Run(*timed(run))
 
 
 def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool,

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import resource
 import time
 from typing import Any
 
@@ -29,6 +28,7 @@ def _serve(conn: Any, address: str) -> None:
 
     import attrs
 
+    from benchmarks.sweep_time import timed
     from benchmarks.tune_task_cpu import count_task_cpu, task_cpu
     from driver.tune import tune
     from driver.tune_exec import load_space
@@ -50,29 +50,17 @@ def _serve(conn: Any, address: str) -> None:
         return out
 
     def sweep(ref: Any, cold: bool) -> tuple[float, float, float, int | None, tuple[int, int, int]]:
-        """(wall seconds, this process's CPU, its reaped children's: the probe), the winner's
-        index and the counts of ok, pruned and refused candidates of one dask sweep."""
+        """One dask sweep, timed (`sweep_time.timed`)."""
         space = attrs.evolve(load_space(ref), inputs=None, oracle=None)
         if cold:
             clear_memos()
-        own, kids = time.process_time(), _children_cpu()
-        start = time.perf_counter()
-        result = tune(space, ref=ref, scheduler=address)
-        wall = time.perf_counter() - start
-        own, kids = time.process_time() - own, _children_cpu() - kids
-        return (wall, own, kids, None if result.winner is None else result.winner.index,
-                (result.count("ok"), result.count("pruned"), result.count("refused")))
+        return timed(lambda: tune(space, ref=ref, scheduler=address))
 
     handlers = {"tasks": tasks, "pids": pids, "sweep": sweep}
     with threadpool_limits(1):
         while (request := conn.recv()) is not None:
             name, args = request
             conn.send(handlers[name](*args))
-
-
-def _children_cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
 
 
 class DaskSide:
