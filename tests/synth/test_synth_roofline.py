@@ -160,12 +160,13 @@ def test_the_dma_bound_waits_on_a_program_or_pays_more_start_ups() -> None:
 
 
 def test_a_long_contractions_roofline_is_not_above_its_best_candidates() -> None:
-    # bf16 128 x 128 x 1024 on half the slices: 512 cycles of MACs, so the wait alone (802) is
-    # dearer than one command more and a program's start-up (790); the two candidates the search
-    # bounds lowest are still no faster than it
+    # bf16 128 x 128 x 1024 on half the slices: 512 cycles of MACs, so the wait alone is 802; one
+    # command more pays 500 and, splitting the store or an operand to hide the wait, still idles
+    # 302 at the least (program_gap, tests/synth/test_synth_gap.py); the two candidates the
+    # search bounds lowest are still no faster than it
     spec = contraction(GEMM, dtype="bf16:f32", sizes=dict(m=128, n=128, k=1024), pe=2)
     got = {b.name: b.cycles for b in spec_roofline(spec).bounds}
-    assert got["dma"] == 2000 + 3 * 500 + (2 * 128 * 1024 * 2 + 128 * 128 * 4) // 256 + 500 + 290
+    assert got["dma"] == 2000 + 3 * 500 + (2 * 128 * 1024 * 2 + 128 * 128 * 4) // 256 + 290 + 512
     space = spec.space()
     bounded = [p for p in space.points() if space.bound(p, RATES) is not None]
     for params in sorted(bounded, key=lambda p: space.bound(p, RATES))[:2]:

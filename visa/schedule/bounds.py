@@ -51,7 +51,8 @@ if TYPE_CHECKING:
     from tu_ops.program import LoweredKernel
     from tu_ops.target import Target
 
-__all__ = ["Demand", "KINDS", "Layout", "Roofline", "Work", "chip_commands", "program_gap", "roofline", "work"]
+__all__ = ["Demand", "KINDS", "Layout", "Roofline", "Work", "chip_commands", "gap_without_y", "program_gap", "roofline",
+           "work"]
 
 
 @attrs.frozen
@@ -132,10 +133,14 @@ def _ceil(a: float, b: float) -> int:
     return int(-(-a // b)) if a > 0 else 0
 
 
-def program_gap(dma_start: int, prog_start: int, mac_cycles: int, late_loads: int) -> int:
+def program_gap(dma_start: int, prog_start: int, mac_cycles: int, late_loads: int, widest: float = math.inf,
+                slack: float = 0.0) -> int:
     """The fewest cycles the DMA context of any kernel spends beyond its DMAs' own: its
     start-ups and movement (`dma`) are those of one command per tensor at the least (`T`
-    commands, one per tensor: no command counts for two, `chip_commands`).
+    commands, one per tensor: no command counts for two, `chip_commands`). `widest`: the
+    cycles the largest tensor's bytes take at the slowest mover (no larger tensor: `inf`,
+    which drops the refinement of the `T + 1` case below); `slack`: how far the bound's
+    movement is above the bytes at the slowest mover (the requests of padded host arrays).
 
     Let `L` be the command that ends last (at `t`) among those writing DM bytes some program
     reads on its way to a stored result (one exists: operand bytes reach DM only by DMA, and
@@ -160,13 +165,55 @@ def program_gap(dma_start: int, prog_start: int, mac_cycles: int, late_loads: in
       its operand's only one, and the one store `S`: every result byte depends on `L` (no
       second store runs before `S`), `S` starts `W` after `t`, and `Y`, one start-up and
       bytes beyond the `T`'s, covers `dma_start` of the wait at most: `max(0, W - dma_start)`
-      idles still. Without such a `Y`, the context idles `prog_start` before `S` or before
-      the first command between that depends on `L`. The gap is one start-up more and the
-      smaller of the two idles.
+      idles still. Without such a `Y` the context idles `V` at the least (`gap_without_y`),
+      one start-up more: the gap is one start-up more and the smaller of the two idles.
     - `T + 2` commands or more: two start-ups more.
     The smallest of the three is the gap every kernel pays."""
     wait = prog_start + (mac_cycles if not late_loads else 0)
-    return min(wait, dma_start + min(prog_start, max(0, wait - dma_start)), 2 * dma_start)
+    alone = prog_start if late_loads else gap_without_y(dma_start, prog_start, mac_cycles, widest, slack)
+    return int(min(wait, dma_start + min(alone, max(0, wait - dma_start)), 2 * dma_start))
+
+
+def gap_without_y(dma_start: int, prog_start: int, mac_cycles: int, widest: float, slack: float) -> float:
+    """What the DMA context of a kernel of `T + 1` commands (`program_gap`), none of which
+    runs between `t` and `S` without depending on `L`, idles at the least (or moves beyond
+    the bound's movement): `P` = `prog_start`, `D` = `dma_start`, `M` = `mac_cycles`, `W` =
+    `P + M`, `Z` = `widest`, `s` = `slack`. The last operand byte is an operand's (the case
+    `late_loads` is `prog_start` alone). Every given element of an operand is read by the
+    same number of MACs, and every given result element needs the same number.
+
+    After `t` the context runs only stores (a load after `t` would not reach a result: a
+    `Y`). The extra command is a second store, or a second command of one operand `X`, or a
+    command that reads no operand's and writes no result's HBM tensor (a copy between DMs):
+    its bytes are all beyond the bound's; before `L` it leaves the `T` commands' case (`W`),
+    as `L` it is case (b) below with no given bytes of its own, and after `t` it runs beside
+    the one store's wait of `W` (a `Y`'s `max(D, W)` at the least, dependent on `L` or not).
+
+    (a) Each operand in one command, two stores `S1` (= `S`), `S2`, a fraction `f` of the
+    given results in `S1`. Every MAC reads `L`'s operand, so every MAC program starts after
+    `t`, one after another on main. With `f > 0`: `S1` waits for the programs that computed
+    its results, `P + f M` after `t` at the least. If the last MAC program computed results
+    of `S1`, `S1` starts `W` after `t`; else `S2` waits for a second MAC program, `2 P + M`
+    after `t`, and between them the context runs `S1` alone: its start-up and its movement,
+    `f Z` at most for its share of the given bytes (the result's bytes are `Z` at most)
+    plus what it moves beyond them, which the bound's movement does not count (`s` of it
+    may already be counted there): it idles `max(P + f M, 2 P + M - D - f Z - s)` at least.
+    With `f = 0`, `S1` holds no given result (only bytes beyond them) and `S2` starts `W`
+    after `t`: `max(P, W - D - s)`.
+    (b) `X` in two commands, `L` the second (`L` the single command of another operand
+    makes every MAC read it: `W`), one store `S`. Let `g M` be the MAC cycles of the given
+    MACs in programs starting after `t`; the MACs that read given elements of `X` only `L`
+    brings run there, so `L` moves `g Z` of given bytes at most, plus bytes beyond. Every
+    MAC program starts after the command before `L` ends, `D` and `L`'s movement before
+    `t` (what the context idles between them only adds). With `0 < g < 1` there are two MAC
+    programs at least, one starting after `t`: `S` starts `max(P + g M, 2 P + M - D - g Z
+    - s)` after `t` at the least; with `g = 1`, `W`; with `g = 0`, `max(P, W - D - s)`.
+
+    The smaller of `P + M f*` (`f* = (P + M - D - s) / (M + Z)`, within 0 and 1, where the
+    two terms meet) and `max(P, W - D - s)` is what (a) and (b) idle at the least."""
+    p, m = prog_start, mac_cycles
+    meet = min(1.0, max(0.0, (p + m - dma_start - slack) / (m + widest))) if m + widest > 0 else 0.0
+    return min(p + m * meet, max(p, p + m - dma_start - slack))
 
 
 def chip_commands(c: Demand) -> int:
@@ -225,7 +272,9 @@ def roofline(rates: Rates, c: Demand) -> Roofline:
         slowest = max(times, key=lambda k: times[k])
         movement = times[slowest]
     commands = len(c.loads) + len(c.stores)
-    gap = program_gap(dma_start, prog_start, mac_cycles, c.late_loads)
+    rate = movers[min(movers, key=lambda k: movers[k])]
+    widest = max((*c.loads, *c.stores), default=math.inf) / rate  # the largest tensor's cycles at the slowest mover
+    gap = program_gap(dma_start, prog_start, mac_cycles, c.late_loads, widest=widest, slack=movement - moved / rate)
     waits = (f"{gap} cycles waiting on a program between the last load and the store (or the start-ups of more "
              f"commands)")
     if chip_commands(c) * dma_start > commands * dma_start + gap:  # a command per chip part of a split tensor
