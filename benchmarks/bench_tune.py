@@ -28,10 +28,14 @@ against the issue's goal (2 local workers >= 1.6x serial):
   CPU, and the client process's window holds the sweep alone, not the benchmark's reads). With a free core per process the
   wall time nears it, overheads aside. The verdict when the machine was loaded: the wall
   ratio is then printed and not judged (the other agents' load, not the tuner, sets it).
-The dask scheduler's and the client process's CPU are printed as well (on 2 cores they take time
-from the workers), and how the dask workers split the candidates' CPU, beside how long each
-waited for a CPU while runnable (/proc schedstat): a loaded machine runs one worker less, and
-the sweep, which sends a new batch whenever one comes back, gives that one less work. Every executor must find the same winner.
+Serial's and `--jobs 2`'s lines also give the system CPU and minor page faults of this
+process and of its pool worker (benchmarks/sweep_time.py `Faults`: after the fork each pays
+the copy-on-write of every shared page it writes). The dask scheduler's and the client
+process's CPU are printed as well (on 2 cores they take time from the workers), and how the
+dask workers split the candidates' CPU and how many tasks each ran (each task costs a
+worker's event loop its messages), beside how long each waited for a CPU while runnable
+(/proc schedstat): a loaded machine runs one worker less, and the sweep, which sends a new
+batch whenever one comes back, gives that one less work. Every executor must find the same winner.
 Every run starts with the compiler's memos (ir/memo.py) empty in every process (`clear_memos`
 here and in the dask client's process before it, on each dask worker through the client; a
 pool worker forks from here), as in
@@ -75,7 +79,7 @@ from driver.tune_cluster import local_cluster  # noqa: E402
 from driver.tune_exec import FactoryRef, load_space  # noqa: E402
 from benchmarks.drawn_kernels import draw_space  # noqa: E402
 from benchmarks.schedstat import thread_times  # noqa: E402
-from benchmarks.sweep_time import timed  # noqa: E402
+from benchmarks.sweep_time import Faults, timed  # noqa: E402
 from benchmarks.tune_dask_side import DaskSide  # noqa: E402
 from ir.memo import clear_memos  # noqa: E402
 
@@ -155,26 +159,29 @@ class _Cluster:
         self.side = side
         self._pids, self._scheduler = side.ask("pids")
 
-    def before(self, cold: bool) -> tuple[dict[str, tuple[float, float, float]], float]:
-        """Each worker's (process CPU, its candidates' CPU, its wait for a CPU) and the
-        scheduler's CPU before a run; `cold`: the workers' memos emptied first."""
+    def before(self, cold: bool) -> tuple[dict[str, tuple[float, float, float, float]], float]:
+        """Each worker's (process CPU, its candidates' CPU, its wait for a CPU, the tasks it
+        ran) and the scheduler's CPU before a run; `cold`: the workers' memos emptied first."""
         tasks = self.side.ask("tasks", cold)
         stats = {w: _schedstat(pid) for w, pid in self._pids.items()}
-        return ({w: (stats[w][0], tasks[w], stats[w][1]) for w in stats}, _proc_cpu(self._scheduler))
+        return ({w: (stats[w][0], tasks[w][0], stats[w][1], tasks[w][1]) for w in stats},
+                _proc_cpu(self._scheduler))
 
-    def after(self) -> tuple[dict[str, tuple[float, float, float]], float]:
+    def after(self) -> tuple[dict[str, tuple[float, float, float, float]], float]:
         stats, sched = {w: _schedstat(pid) for w, pid in self._pids.items()}, _proc_cpu(self._scheduler)
         tasks = self.side.ask("tasks", False)
-        return {w: (stats[w][0], tasks[w], stats[w][1]) for w in stats}, sched
+        return {w: (stats[w][0], tasks[w][0], stats[w][1], tasks[w][1]) for w in stats}, sched
 
 
 class _Run:
     """What one sweep gave: wall seconds, the CPU of the process that called `tune` and of its
-    reaped children, the winner's index, the counts of ok, pruned and refused candidates."""
+    reaped children, the winner's index, the counts of ok, pruned and refused candidates, and
+    the system CPU and page faults of both (benchmarks/sweep_time.py `Faults`)."""
 
     def __init__(self, wall: float, own: float, kids: float, winner: int | None,
-                 counts: tuple[int, int, int]) -> None:
+                 counts: tuple[int, int, int], faults: Faults) -> None:
         self.wall, self.own, self.kids, self.winner, self.counts = wall, own, kids, winner, counts
+        self.faults = faults
 
 
 def _here(run: Callable[[], Any]) -> _Run:
@@ -203,6 +210,7 @@ def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool
             runs["dask 2x1"] = lambda: _Run(*cluster.side.ask("sweep", ref, not warm))
         times: dict[str, list[float]] = {name: [] for name in runs}
         cpus: dict[str, list[tuple[float, ...]]] = {name: [] for name in runs}
+        faults: dict[str, list[Faults]] = {name: [] for name in runs}
         winners: dict[str, set[int | None]] = {name: set() for name in runs}
         with threadpool_limits(1):
             for k in range(rounds):
@@ -217,7 +225,7 @@ def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool
                     result = runs[name]()
                     times[name].append(result.wall)
                     own, kids = result.own, result.kids
-                    spent, sched_spent = [(0.0, 0.0, 0.0)], 0.0
+                    spent, sched_spent = [(0.0, 0.0, 0.0, 0.0)], 0.0
                     if remote:
                         now, sched_now = cluster.after()
                         spent = [tuple(a - b for a, b in zip(t, remote[w])) for w, t in now.items()]
@@ -225,8 +233,9 @@ def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool
                     spent.sort(reverse=True)  # the worker of most process CPU first
                     busiest, least = spent[0], spent[-1]
                     cpus[name].append((own, kids, busiest[0], sched_spent, busiest[1],
-                                       least[1], busiest[2], least[2]))
+                                       least[1], busiest[2], least[2], busiest[3], least[3]))
                     winners[name].add(result.winner)
+                    faults[name].append(result.faults)
                     if k == 0:
                         print(f"  {name} sweep: {result.counts[0]} scheduled, {result.counts[1]} pruned, "
                               f"{result.counts[2]} refused", flush=True)
@@ -239,16 +248,20 @@ def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool
     out = []
     for name, t in times.items():
         med = statistics.median(t)
-        own, kids, busiest, sched, tasks, other, waited, other_waited = (
-            statistics.median(x[i] for x in cpus[name]) for i in range(8))
+        own, kids, busiest, sched, tasks, other, waited, other_waited, ran, other_ran = (
+            statistics.median(x[i] for x in cpus[name]) for i in range(10))
         if name == "dask 2x1":
             print(f"  {name:9} CPU: the client's process {own:.2f} s (the probe's child {kids:.2f} s), the busiest dask worker "
                   f"{busiest:.2f} s ({tasks:.2f} s its candidates, the rest its event loop: heartbeats, ticks, "
                   f"the system monitor, more the longer the wall time), the scheduler {sched:.2f} s (medians)")
-            print(f"  {'':9} split: the busiest worker's candidates {tasks:.2f} s, the other's {other:.2f} s; "
-                  f"waiting for a CPU {waited:.2f} s and {other_waited:.2f} s (medians; see `_schedstat`)")
+            print(f"  {'':9} split: the busiest worker's candidates {tasks:.2f} s in {ran:.0f} tasks, the other's "
+                  f"{other:.2f} s in {other_ran:.0f}; waiting for a CPU {waited:.2f} s and {other_waited:.2f} s "
+                  f"(medians; see `_schedstat`)")
         else:  # a dask worker's CPU is not this process's child's until the cluster stops
-            print(f"  {name:9} CPU: this process {own:.2f} s, its worker processes {kids:.2f} s (medians)")
+            f = Faults(*(statistics.median(x[i] for x in faults[name]) for i in range(4)))
+            print(f"  {name:9} CPU: this process {own:.2f} s ({f.own_sys:.3f} s system, {f.own_faults:.0f} page faults), "
+                  f"its worker processes {kids:.2f} s ({f.kids_sys:.3f} s system, {f.kids_faults:.0f} page faults) "
+                  f"(medians; the faults: sweep_time.Faults)")
             busiest = kids if name == "jobs 2" else 0.0  # one pool worker
         path = max(own, busiest)
         line = (f"  {'':9} wall median {med:6.2f} s (min {min(t):6.2f} s): serial/this {base / med:5.2f}x; "

@@ -34,7 +34,7 @@ def _serve(conn: Any, address: str) -> None:
     from driver.tune_exec import load_space
     from ir.memo import clear_memos
 
-    def tasks(cold: bool) -> dict[str, float]:
+    def tasks(cold: bool) -> dict[str, tuple[float, int]]:
         with Client(address, timeout=30) as client:
             if cold:
                 client.run(clear_memos)

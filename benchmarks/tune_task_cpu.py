@@ -22,12 +22,16 @@ def count_task_cpu() -> None:
     def counted(batch: Any) -> Any:
         out = task(batch)
         counted.total += sum(out[0])  # type: ignore[attr-defined]
+        counted.tasks += 1  # type: ignore[attr-defined]
         return out
 
-    counted.total = 0.0  # type: ignore[attr-defined]
+    counted.total, counted.tasks = 0.0, 0  # type: ignore[attr-defined]
     driver.tune_eval.evaluate_timed = counted
 
 
-def task_cpu() -> float:
-    """The CPU seconds this worker's candidates took since `count_task_cpu`."""
-    return getattr(driver.tune_eval.evaluate_timed, "total", 0.0)
+def task_cpu() -> tuple[float, int]:
+    """The CPU seconds this worker's candidates took since `count_task_cpu`, and how many
+    tasks (batches) it ran: each costs the worker's event loop its messages (receiving the
+    task, reporting it done, sending the result to the client), more on a loaded machine."""
+    task = driver.tune_eval.evaluate_timed
+    return getattr(task, "total", 0.0), getattr(task, "tasks", 0)
