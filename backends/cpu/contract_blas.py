@@ -385,16 +385,12 @@ def _matmul(left: np.ndarray, right: np.ndarray, threads: int, out: np.ndarray |
     per thread) when there are two such parts."""
     if out is None:
         out = np.empty(_product_shape(left, right), np.float32)
-    into = out
-    if out.ndim > 2 and math.prod(out.shape[:-2]) == 1:  # one product: as 2-D views (numpy's stacked loop
-        # took 10-15 % longer over a transposed right operand: drawn_s101_0's 512 x 256 x 128 tiles)
-        left, right, into = left[(0,) * (left.ndim - 2)], right[(0,) * (right.ndim - 2)], out[(0,) * (out.ndim - 2)]
     n = left.shape[-2]
-    parts = min(2 * threads, n, into.size * left.shape[-1] // _SHARE_MIN) if threads > 1 else 1
+    parts = min(2 * threads, n, out.size * left.shape[-1] // _SHARE_MIN) if threads > 1 else 1
     if parts < 2:
-        np.matmul(left, right, out=into)
+        np.matmul(left, right, out=out)
         return out
     bounds = [n * t // parts for t in range(parts + 1)]
-    share([lambda lo=lo, hi=hi: np.matmul(left[..., lo:hi, :], right, out=into[..., lo:hi, :])
+    share([lambda lo=lo, hi=hi: np.matmul(left[..., lo:hi, :], right, out=out[..., lo:hi, :])
            for lo, hi in zip(bounds, bounds[1:])], threads)
     return out
