@@ -18,6 +18,7 @@ from backends.cpu import arena, compact as compact_lib, compact_moves, keys, lay
 from backends.cpu.handlers import handles
 from backends.cpu.lazy_rows import LazyRows
 from backends.cpu.lru import MISSING, ByObject, Lru
+from backends.cpu.moves import MovePlan
 from backends.cpu.moves_strided import StridedForm
 from backends.cpu.row_classes import identity
 
@@ -141,7 +142,7 @@ def _pending_read(buf: compact_moves.Pending, t, valid: int) -> np.ndarray | Non
                       (flat.strides[0], step_t * flat.itemsize, step_c * flat.itemsize), writeable=False)
 
 
-def _pending_grid(plan, time: int, packet: int, valid: int, row_len: int) -> tuple[int, tuple[int, int]] | None:
+def _pending_grid(plan: MovePlan, time: int, packet: int, valid: int, row_len: int) -> tuple[int, tuple[int, int]] | None:
     """(the row element of cell (0, 0), the element steps along time and along the packet)
     when cell (s, c) of every packet's first `valid` cells reads live row element
     first + s * step_t + c * step_c under the moves' `plan`, every one inside the row."""
