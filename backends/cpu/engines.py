@@ -8,6 +8,7 @@ import functools
 import math
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from ir.data_movement_ops import Switch, Transpose
 from ir.switch.semantics import switch_data, transpose_data, turned_tiles
@@ -16,7 +17,8 @@ from ir.transpose.params import TransposeParams
 from backends.cpu import arena, compact as compact_lib, compact_moves, keys, layout, lazy_rows, switch_rows
 from backends.cpu.handlers import handles
 from backends.cpu.lazy_rows import LazyRows
-from backends.cpu.lru import ByObject
+from backends.cpu.lru import MISSING, ByObject, Lru
+from backends.cpu.moves import MovePlan
 from backends.cpu.moves_strided import StridedForm
 from backends.cpu.row_classes import identity
 
@@ -42,13 +44,19 @@ def transpose(op: Transpose, buf, compact: bool = False):
     if layout.spatial_levels(t) != layout.spatial_levels(out_t):  # not slice for slice: every position
         x = compact_moves.materialize(buf).reshape(-1, t.time.size, t.packet.size)
         return transpose_data(x, params, op.out_time.size).reshape(layout.shape_of(out_t))
+    kept = _kept_cells(out_t)
+    if kept is not None and kept <= params.in_rows and isinstance(buf, compact_moves.Pending) \
+            and not (compact and compact_lib.wanted(out_t)):
+        found = _pending_read(buf, t, params.valid_size_per_packet)
+        if found is not None:  # the turned cells read from the pending rows: no padded rows made first
+            return _trimmed(found, *_live_of(t), params, op.out_time.size, out_t, kept)
     rows, row_of, zero_row = _distinct_rows(buf, t)
     x = rows.reshape(rows.shape[0], t.time.size, t.packet.size)
     n_cells = op.out_time.size * out_t.packet.size
     as_compact = row_of is not None and compact and compact_lib.wanted(out_t)  # a `Compact` of the live rows
-    kept = None if as_compact else _kept_cells(out_t)
+    kept = None if as_compact else kept
     if kept is not None:  # the packet's padding held as none (a contraction reading it copies it out)
-        found = _trimmed(x, zero_row, params, op.out_time.size, out_t, kept, row_of)
+        found = _trimmed(x, zero_row, row_of, params, op.out_time.size, out_t, kept)
         _give_back_copy(rows, buf)
         return found
     out = arena.empty((len(x) + zero_row, n_cells), x.dtype)  # the run's scratch: no fresh pages each run
@@ -74,8 +82,8 @@ def _kept_cells(out_t) -> int | None:
     return live if 0 < live < len(pad) else None
 
 
-def _trimmed(x: np.ndarray, zero_row: bool, params: TransposeParams, out_time: int, out_t, kept: int,
-             row_of: np.ndarray | None) -> LazyRows:
+def _trimmed(x: np.ndarray, zero_row: bool, row_of: np.ndarray | None, params: TransposeParams, out_time: int,
+             out_t, kept: int) -> LazyRows:
     """The Transpose Engine's result of the rows `x` (then a zero row for the padding rows
     when `zero_row`; each spatial row's by `row_of`, or every row its own) as a `LazyRows`
     holding the first `kept` cells of every packet only (its padding cells read zero)
@@ -108,6 +116,58 @@ def _trimmed(x: np.ndarray, zero_row: bool, params: TransposeParams, out_time: i
     return LazyRows(base, form, out_time * packet, layout.shape_of(out_t), row_of)
 
 
+_READS: Lru = Lru(64)  # `_pending_grid` by the moves, the type, the cells read and the rows' shape
+
+
+def _pending_read(buf: compact_moves.Pending, t, valid: int) -> np.ndarray | None:
+    """The first `valid` cells of every packet of a `Pending` input of type `t`, (live rows,
+    time, valid), as a read-only view of its pending rows when its moves
+    (`compact_moves.plan_of`) put those cells on one strided grid of live cells (found once
+    per layout: `_pending_grid`); None otherwise. Issue 61: the turned `a` of `drawn_s101_0`
+    was made as every packet's 16 cells (8 of them padding, zeroed each run) only for the
+    engine to read 8 and keep 4 of them."""
+    base = buf.base
+    if not base.flags.c_contiguous or base.ndim < 2:
+        return None
+    key = (buf.chain, t, valid, base.shape[1:], base.dtype.str)
+    found = _READS.get(key, MISSING)
+    if found is MISSING:
+        found = _READS.put(key, _pending_grid(compact_moves.plan_of(buf), t.time.size, t.packet.size, valid,
+                                              math.prod(base.shape[1:])))
+    if found is None:
+        return None
+    first, (step_t, step_c) = found
+    flat = base.reshape(base.shape[0], -1)
+    return as_strided(flat[:, first:], (flat.shape[0], t.time.size, valid),
+                      (flat.strides[0], step_t * flat.itemsize, step_c * flat.itemsize), writeable=False)
+
+
+def _pending_grid(plan: MovePlan, time: int, packet: int, valid: int, row_len: int) -> tuple[int, tuple[int, int]] | None:
+    """(the row element of cell (0, 0), the element steps along time and along the packet)
+    when cell (s, c) of every packet's first `valid` cells reads live row element
+    first + s * step_t + c * step_c under the moves' `plan`, every one inside the row."""
+    if len(plan.index) != time * packet or not 0 < valid <= packet:
+        return None
+    index = plan.index.reshape(time, packet)[:, :valid].astype(np.int64)
+    if plan.live is not None and not plan.live.reshape(time, packet)[:, :valid].all():
+        return None
+    first = int(index[0, 0])
+    step_t = int(index[1, 0]) - first if time > 1 else 0
+    step_c = int(index[0, 1]) - first if valid > 1 else 0
+    if step_t < 0 or step_c < 0 or first + (time - 1) * step_t + (valid - 1) * step_c >= row_len:
+        return None
+    grid = first + step_t * np.arange(time)[:, None] + step_c * np.arange(valid)
+    return (first, (step_t, step_c)) if np.array_equal(grid, index) else None
+
+
+def _live_of(t) -> tuple[bool, np.ndarray | None]:
+    """(whether a zero row follows the live rows, each spatial row's row or None) of a value
+    of `t` held as its live rows (`_distinct_rows` of a `Pending` or a `Compact`)."""
+    if len(layout.live_rows(t)) == layout.n_rows(t):
+        return False, None
+    return True, _live_map(layout.spatial_levels(t))
+
+
 def _give_back_copy(rows: np.ndarray, buf) -> None:
     """`rows`, the engine's input rows once turned, back to the arena when `_distinct_rows`
     copied them out of a `LazyRows` `buf` (memory no other value holds): the run's next
@@ -132,10 +192,7 @@ def _distinct_rows(buf, t) -> tuple[np.ndarray, np.ndarray | None, bool]:
         rows = compact_moves.realize(buf).base if isinstance(buf, compact_moves.Pending) else buf.base
     else:
         rows = layout.rows_view(buf, t)
-    rows = rows.reshape(rows.shape[0], -1)
-    if len(live) == total:
-        return rows, None, False
-    return rows, _live_map(layout.spatial_levels(t)), True
+    return rows.reshape(rows.shape[0], -1), *_live_of(t)[::-1]
 
 
 @functools.lru_cache(maxsize=64)
