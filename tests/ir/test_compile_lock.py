@@ -25,6 +25,7 @@ from ir.exact_kernels import compile_lock
 pytest.importorskip("numba")
 pytest.importorskip("fcntl")
 
+ROOT = Path(__file__).resolve().parents[2]
 KERNEL = "def add(a, b):\n    return a + b\n"
 
 
@@ -40,63 +41,60 @@ def _tiny(numba, monkeypatch, tmp_path: Path):
     return kernels_compile.njit(numba, module.add)
 
 
+# The second process: the same kernel from the same file and cache folder, called once; the
+# first pause of a lock wait touches `waiting` (it found the lock held). A process of its own
+# (not a fork: the worker may run threads), so it pays numba's import, ~1 CPU-s.
+SECOND = """
+import importlib.util, json, sys, time
+from pathlib import Path
+from ir.exact_kernels import compile as kernels_compile
+cache, source, waiting = sys.argv[1:4]
+numba = kernels_compile.numba()
+numba.config.CACHE_DIR = cache
+spec = importlib.util.spec_from_file_location("tiny_kernel", source)
+module = sys.modules["tiny_kernel"] = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+add = kernels_compile.njit(numba, module.add)
+pause = time.sleep
+def noted(seconds):
+    Path(waiting).touch()
+    pause(seconds)
+time.sleep = noted
+got = add(2, 3)
+print(json.dumps([got, sum(add.stats.cache_hits.values()), sum(add.stats.cache_misses.values())]))
+"""
+
+
 def test_the_second_process_waits_for_the_first_compile_and_loads_it(monkeypatch, tmp_path):
-    """A forked second process (numba loaded already, so it costs little) calls the kernel
-    while the first compiles it: it finds the lock held (its first pause in the wait is
-    reported down the pipe), and once the first's compile ends it loads the entry."""
+    """A second process calls the kernel while this one compiles it: it finds the lock
+    held, and once this compile ends it loads the entry (a cache hit, no miss)."""
     numba = kernels_compile.numba()
     add = _tiny(numba, monkeypatch, tmp_path)
-    assert add(0.5, 0.25) == 0.75   # another signature first: the fork inherits numba's compiler ready
-    compiled_before = sum(add.stats.cache_misses.values())   # 1, in the second's counts too
-    go_read, go_write = os.pipe()
-    out_read, out_write = os.pipe()
-    pid = os.fork()
-    if pid == 0:   # the second process
-        code = 1
-        try:
-            os.read(go_read, 1)
-            pause = time.sleep
-
-            def noted(seconds: float) -> None:
-                os.write(out_write, b"w")
-                time.sleep = pause
-                pause(seconds)
-
-            time.sleep = noted
-            got = add(2, 3)
-            os.write(out_write, json.dumps([got, sum(add.stats.cache_hits.values()),
-                                            sum(add.stats.cache_misses.values()) - compiled_before]).encode())
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(out_write)
-    first_word: list[bytes] = []
+    waiting = tmp_path / "waiting"
+    second: list[subprocess.Popen] = []
 
     class StartSecondMidCompile(numba.core.event.Listener):
-        """While this process compiles `add` (holding its lock), let the second call it, and
-        go on once the second has found the lock held (or has answered without waiting)."""
+        """While this process compiles `add` (holding its lock), start the second and go on
+        once it has found the lock held (or has exited)."""
 
         def on_start(self, event):
-            if event.data["dispatcher"] is add and not first_word:
-                os.write(go_write, b"g")
-                first_word.append(os.read(out_read, 1))
+            if event.data["dispatcher"] is add and not second:
+                second.append(subprocess.Popen(
+                    [sys.executable, "-c", SECOND, str(tmp_path / "cache"), str(tmp_path / "tiny_kernel.py"),
+                     str(waiting)], cwd=ROOT, stdout=subprocess.PIPE, text=True))
+                while not waiting.exists() and second[0].poll() is None:
+                    time.sleep(0.01)
 
         def on_end(self, event):
             pass
 
-    try:
-        with numba.core.event.install_listener("numba:compile", StartSecondMidCompile()):
-            assert add(2, 3) == 5
-    finally:
-        os.write(go_write, b"g")   # a second that was never told to go, told now
-        os.close(go_write), os.close(go_read)
-    with os.fdopen(out_read, "rb") as rest:
-        answer = rest.read()
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
-    assert (sum(add.stats.cache_misses.values()), sum(add.stats.cache_hits.values())) == (2, 0)
-    assert first_word == [b"w"]   # the second found the lock held ...
-    assert json.loads(answer) == [5, 1, 0]   # ... and loaded the first's entry: one hit, nothing compiled
+    with numba.core.event.install_listener("numba:compile", StartSecondMidCompile()):
+        assert add(2, 3) == 5
+    out, _ = second[0].communicate(timeout=300)
+    assert second[0].returncode == 0
+    assert (sum(add.stats.cache_misses.values()), sum(add.stats.cache_hits.values())) == (1, 0)
+    assert waiting.exists()   # the second found the lock held ...
+    assert json.loads(out) == [5, 1, 0]   # ... and loaded the first's entry: one hit, nothing compiled
 
 
 def test_a_compiled_signature_never_takes_the_lock_and_a_held_lock_times_out(monkeypatch, tmp_path):
