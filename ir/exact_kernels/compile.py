@@ -23,6 +23,8 @@ from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
+from ir.exact_kernels import compile_lock
+
 __all__ = ["JIT_MIN", "cache_dir", "compiled", "loaded", "njit", "numba", "numba_version", "read_only", "wanted"]
 
 JIT_MIN = 1 << 28
@@ -84,9 +86,11 @@ def numba_version() -> str:
 
 def njit(module: Any, fn: Any, inline: str = "never") -> Any:
     """`fn` compiled by numba (`module`) without the GIL, its machine code kept on disk when
-    a cache directory can be written (numba refuses `cache=True` when none can: then per process)."""
+    a cache directory can be written (numba refuses `cache=True` when none can: then per
+    process), each new signature compiled by one process at a time so that the others
+    load it from the disk cache (`compile_lock`)."""
     try:
-        return module.njit(nogil=True, cache=True, inline=inline)(fn)
+        return compile_lock.guard(module, module.njit(nogil=True, cache=True, inline=inline)(fn))
     except RuntimeError:
         return module.njit(nogil=True, inline=inline)(fn)
 
