@@ -15,4 +15,4 @@ itself on a hook of visa/interp/shortcuts.py, which the plain code asks by name.
 this package registers them all (visa/interp/__init__.py does).
 """
 
-from visa.interp.fast import copies, lazy, memo, narrow_jit, switch_rows, transpose_rows, unary  # noqa: F401 - each registers its shortcuts
+from visa.interp.fast import copies, lane_view, lazy, memo, narrow_jit, switch_rows, transpose_rows, unary  # noqa: F401 - each registers its shortcuts
