@@ -13,6 +13,7 @@ from tu_ops.program import TuProgram
 from tu_ops.target import get_target
 from visa.interp.memory import Memory
 from visa.interp import drain, execute_inout
+from visa.interp.shortcuts import Held
 from tests.visa.test_interp_dma_in_place import tiled_bf16_gemm
 
 
@@ -54,20 +55,31 @@ def test_fills_only_a_write_plan_covering_every_element_once():
 
 
 def test_a_commit_that_fills_its_tensor_gives_the_zeroing_bits(monkeypatch):
+    """... and its drain reaches it as a view of the accumulator (visa/interp/fast/lane_view.py):
+    no lane is copied first, and the bits are the same."""
     kernel, arrays = _gemm_tiled()
     calls: list[int] = []
     real = drain.Memory.zero_dm
+    folds: list[int] = []
+    fold = drain.run_lane_fold
 
     def spy(self, *args):
         calls.append(1)
         return real(self, *args)
 
+    def copies(*args):
+        folds.append(1)
+        return fold(*args)
+
     monkeypatch.setattr(drain.Memory, "zero_dm", spy)
+    monkeypatch.setattr(drain, "run_lane_fold", copies)
     fast = np.asarray(execute_inout(kernel, arrays)[1][0])
     skipped = not calls
     monkeypatch.setattr(drain, "_fills", lambda *a: False)
+    monkeypatch.setattr(drain, "_viewed", lambda *a: None)   # the plain drain: lane by lane
     slow = np.asarray(execute_inout(kernel, arrays)[1][0])
     assert skipped and calls          # the fast run zeroed nothing, the forced one did
+    assert folds and len(folds) == len(_commits(kernel))    # only the forced run copied lanes, once a commit
     assert fast.tobytes() == slow.tobytes() and np.array_equal(fast, _oracle(arrays, 8))
 
 
@@ -88,3 +100,11 @@ def test_lane_fold_writes_each_cycle_s_lanes_as_the_numpy_transpose():
     got = drain.run_lane_fold(fold, acc, mem)
     want = acc[..., 0].transpose(0, 2, 1).view(np.uint32)
     assert got.dtype == np.uint32 and got.shape == want.shape and np.array_equal(got, want)
+    # the view a commit takes instead (`drain._viewed`), and what any other reader gets from it
+    ints = np.random.default_rng(3).integers(-2**31, 2**31, acc.shape, dtype=np.int64).astype(np.int32)
+    for acc, want in ((acc, want), (ints, ints[..., 0].transpose(0, 2, 1))):
+        held = drain._viewed(fold, acc, mem)
+        assert isinstance(held, Held) and held.KIND == "strided"
+        for got in (held.strided(), held.materialize()):
+            assert got.dtype == want.dtype and np.array_equal(got, want)
+        assert held.materialize().flags.c_contiguous

@@ -97,7 +97,7 @@ def test_a_reader_that_does_not_know_the_held_form_gets_it_written_out(monkeypat
     monkeypatch.setenv(contract_jit.ENV, "1")
     written = _spy(monkeypatch, Repeated, "materialize")
     plain_input = ProgramState.input
-    monkeypatch.setattr(ProgramState, "input", lambda self, ref, op, repeated=False, front=False:
+    monkeypatch.setattr(ProgramState, "input", lambda self, ref, op, repeated=False, front=False, strided=False:
                         plain_input(self, ref, op))
     arrays, _, _ = _arrays(integers=False)
     got = _interp(arrays)

@@ -163,7 +163,7 @@ class Dm:
         if lo <= z.lo and z.hi <= hi:
             self._write_out(z)
             return []
-        self._write_out(Lazy(lo, hi, z.slices, z.which, z.rows[:, lo - z.lo:hi - z.lo]))
+        self._write_out(Lazy(lo, hi, z.slices, z.which, z.rows[:, lo - z.lo:hi - z.lo], (z.first, z.top)))
         return _outside(z, lo, hi)
 
     def _write_out(self, z: Lazy) -> None:
@@ -220,9 +220,11 @@ class Lazy:
     """A broadcast held lazily in a DM (`Dm.hold`): offsets [lo, hi) of slice s hold
     `rows[which[s]]` for every slice s of `slices` (which[s] = -1 for the others)."""
 
-    def __init__(self, lo: int, hi: int, slices: np.ndarray, which: np.ndarray, rows: np.ndarray) -> None:
+    def __init__(self, lo: int, hi: int, slices: np.ndarray, which: np.ndarray, rows: np.ndarray,
+                 bounds: tuple[int, int] | None = None) -> None:
         self.lo, self.hi, self.slices, self.which, self.rows = lo, hi, slices, which, rows
-        self.first, self.top = int(slices.min()), int(slices.max()) + 1
+        # the first slice and one past the last (`bounds`: a part of a region, its slices the same)
+        self.first, self.top = (int(slices.min()), int(slices.max()) + 1) if bounds is None else bounds
 
 
 def _outside(z: Lazy, low: int, high: int) -> list[Lazy]:
@@ -230,5 +232,5 @@ def _outside(z: Lazy, low: int, high: int) -> list[Lazy]:
     itself when it does not meet them)."""
     if high <= z.lo or z.hi <= low:
         return [z]
-    return [Lazy(a, b, z.slices, z.which, z.rows[:, a - z.lo:b - z.lo])   # views: the bytes are not copied
+    return [Lazy(a, b, z.slices, z.which, z.rows[:, a - z.lo:b - z.lo], (z.first, z.top))   # views: no copy
             for a, b in ((z.lo, low), (high, z.hi)) if a < b]

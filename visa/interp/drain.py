@@ -36,7 +36,7 @@ from visa.interp.errors import check
 from visa.interp.fast.lanes import Front
 from visa.interp.shortcuts import Held, per_record, shortcut
 from visa.interp.memory import Memory, scatter
-from visa.interp.rows import Rows, slice_grid
+from visa.interp.rows import Rows
 from visa.interp.steps import ProgramState, runs
 from visa.interp.strided import flat_walk, injective, runs_as_items, view
 from visa.interp.values import padded, pads_from, raw_dtype, to_raw, value_dtype, zero_cells, zero_pad
@@ -81,6 +81,35 @@ def run_lane_fold(op: Any, acc: np.ndarray, mem: Memory) -> np.ndarray:
     check(out.shape[1] == op.cycles, f"the drain takes {out.shape[1]} cycles, the record says {op.cycles}", op)
     values = out.view(np.uint32) if acc.dtype == np.float32 else out.astype(np.int32, copy=False)
     return _padded(op, values)
+
+
+@per_record
+def _drains_whole(op: Any, bus: int) -> bool:
+    """Is `op` an `INTERLEAVED` drain of `bus` lanes, its output stream one packet of them
+    a cycle with nothing padded?"""
+    t = op.output_type
+    return (op.mode is LaneMode.INTERLEAVED and op.lanes == bus and (t.time.size, t.packet.size) == (op.cycles, bus)
+            and not padded(t.time, t.packet))
+
+
+def _viewed(op: Any, acc: np.ndarray, mem: Memory) -> Held | None:
+    """An `INTERLEAVED` drain of every lane, nothing padded, whose packets are a transposed
+    view of the accumulator `acc` (rows, lanes, slots, cols): that view held for a reader
+    that takes any strides (a commit writes it into the DM in one strided copy, instead of
+    `run_lane_fold` copying it lane by lane first), by the shortcut; None without it, or
+    when the record is not such a drain (`run_lane_fold` runs it, and reports any fault)."""
+    hold = shortcut("lane_fold_view")
+    rows, lanes, slots, cols = acc.shape
+    if (hold is None or acc.dtype not in (np.float32, np.int32)
+            or (op.lanes, op.cols, op.cycles) != (lanes, cols, slots * cols)
+            or not _drains_whole(op, mem.target.constants.LANE_BUS)):
+        return None
+    drained = acc.transpose(0, 2, 3, 1)
+    if drained.flags.c_contiguous:   # the plain drain's packets are the accumulator already
+        return None
+    drained = drained.reshape(rows, -1, lanes)   # (slots and cols merge: a view)
+    return hold(drained.view(np.uint32) if acc.dtype == np.float32 else drained,
+                lambda: run_lane_fold(op, acc, mem))
 
 
 def run_cast(op: Any, stream: np.ndarray, mem: Memory) -> np.ndarray:
@@ -269,6 +298,8 @@ def run_commit(op: Any, stream: np.ndarray | Held, rows: Rows, mem: Memory) -> D
         check(False, f"the stream does not hold {op.input_type.dtype} values", op)
     shape = (stream.shape[1], stream.shape[-1])
     d, bits, n, index, size = _write_plan(op, mem.target, *shape)
+    if isinstance(stream, Held) and stream.KIND == "strided":   # a drain's view of its accumulator
+        stream = stream.strided()
     if isinstance(stream, Held) and stream.KIND != "front":   # a broadcast's distinct rows
         if _commit_held(op, stream, rows, mem, (d, bits, n, size)):
             return DmTensor(mem.dm_address[op.result.id], op.output_type)
@@ -285,10 +316,9 @@ def run_commit(op: Any, stream: np.ndarray | Held, rows: Rows, mem: Memory) -> D
             mem.overwrite_dm(live_parts(t), t.slice.size, address, size)     # every byte written below
         else:   # the slices of the rows are written whole below when the plan fills the tensor
             mem.zero_dm(live_parts(t), t.slice.size, address, size, op, _row_slices(rows, t) if fills else None)
-    for (chip, cluster), sel, slices, run in rows.slice_groups():
+    for ((chip, cluster), sel, slices, _), grid in zip(rows.slice_groups(), rows.slice_grids()):
         dm = mem.dm(chip, cluster)
         part = values if len(sel) == len(values) else values[sel]   # sel: increasing row numbers
-        grid = [(len(slices), 1)] if run else slice_grid(slices)
         if grid is not None and _write_strided(op, dm, slices, part, d, bits, grid):
             continue
         base = (slices * mem.dm_slice + op.dest).reshape(-1, 1, 1)
@@ -298,7 +328,9 @@ def run_commit(op: Any, stream: np.ndarray | Held, rows: Rows, mem: Memory) -> D
 
 @runs("lane_fold")
 def _lane_fold_step(op: Any, state: ProgramState) -> Any:
-    return run_lane_fold(op, state.input(op.input, op), state.mem)
+    acc = state.input(op.input, op)
+    viewed = _viewed(op, acc, state.mem)
+    return viewed if viewed is not None else run_lane_fold(op, acc, state.mem)
 
 
 @runs("cast_op")
@@ -312,5 +344,5 @@ def _commit_step(op: Any, state: ProgramState) -> Any:
         check(op.start.id in state.env, f"start {op.start} has no value", op)
         moved = checked_start(state.env[op.start.id], op.start_limit, f"{op.result} = commit") * op.start_bytes
         op = attrs.evolve(op, dest=op.dest + moved, offset=op.offset + moved)
-    return run_commit(op, state.input(op.input, op, repeated=op.pack is None, front=op.pack is None), state.rows,
-                      state.mem)
+    plain = op.pack is None
+    return run_commit(op, state.input(op.input, op, repeated=plain, front=plain, strided=plain), state.rows, state.mem)

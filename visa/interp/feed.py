@@ -29,7 +29,7 @@ from visa.interp.fast.copies import first_equal
 from visa.interp.fast.lazy import gather_groups
 from visa.interp.shortcuts import per_record
 from visa.interp.memory import Memory, gather
-from visa.interp.rows import Rows, slice_grid
+from visa.interp.rows import Rows
 from visa.interp.steps import ProgramState, executes
 from visa.interp.switch import run_switch
 from visa.interp.strided import flat_walk, view
@@ -103,15 +103,15 @@ def _lift_bytes(op: Any, target: Any) -> np.ndarray | None:
 
 
 def _read(dm: Any, slices: np.ndarray, base: Any, op: Any, plan: tuple[int, int, list[int], list[int]],
-          bits: int, index: np.ndarray, run: bool, mem: Memory, into: np.ndarray | None = None) -> np.ndarray:
-    """The read plan's elements of `slices` (a strided view when they are consecutive:
-    `run`): when one strided walk reads them, written into `into` (their rows of the
+          bits: int, index: np.ndarray, grid: list[tuple[int, int]] | None, mem: Memory,
+          into: np.ndarray | None = None) -> np.ndarray:
+    """The read plan's elements of `slices` (a strided view when they are a `grid`,
+    `Rows.slice_grids`): when one strided walk reads them, written into `into` (their rows of the
     stream, `value_dtype` values) and returned, or without `into` into a scratch array of
     the run's `mem`; else a gathered array. `base` is one byte offset, or one per slice (a
     lifted feed's)."""
     steps, elems, sizes, strides = plan
     sd = op.source.dtype
-    grid = [(len(slices), 1)] if run else slice_grid(slices)
     if bits >= 8 and grid and np.ndim(base) == 0:
         w = bits // 8
         start = int(slices[0]) * dm.slice_bytes + base + op.source.offset * w
@@ -234,7 +234,7 @@ def _repeated(op: Any, rows: Rows, mem: Memory, src: DmTensor, in_place: bool) -
     once = [1 if k < ntime and s == 0 else n for k, (n, s) in enumerate(zip(sizes, strides))]
     views: list = []
     helds: list = []
-    for (chip, cluster), sel, slices, run in groups:
+    for ((chip, cluster), sel, slices, _), grid in zip(groups, rows.slice_grids()):
         dm = mem.dm(chip, cluster)
         start = int(slices[0]) * dm.slice_bytes + src.base + op.source.offset * w
         off = start - int(slices[0]) * dm.slice_bytes
@@ -245,8 +245,7 @@ def _repeated(op: Any, rows: Rows, mem: Memory, src: DmTensor, in_place: bool) -
             views.append(lazy)      # (the distinct rows, each slice's row among them)
             helds.append(first_equal(lazy[1]) + int(sel[0]))
             continue
-        grid = [(len(slices), 1)] if run else slice_grid(slices)   # consecutive, every n-th, runs n apart
-        if grid is None:
+        if grid is None:   # (consecutive, every n-th, runs n apart: a grid)
             return None
         walk_ = flat_walk(dm, start, [*(n for n, _ in grid), *once],
                           [*(k * dm.slice_bytes for _, k in grid), *(st * w for st in strides)], w)
@@ -297,12 +296,12 @@ def _read_groups(op: Any, rows: Rows, mem: Memory, tensors: tuple[DmTensor, DmTe
     apart = 0 if op.rhs_offset is None else (op.rhs_offset - op.source.offset) * bits // 8
     lifted, groups = _lift_bytes(op, target), rows.slice_groups()
     values = mem.scratch((rows.count, plan[0], plan[1]), dtype) if len(groups) != 1 else None
-    for (chip, cluster), sel, slices, run in groups:
+    for ((chip, cluster), sel, slices, run), grid in zip(groups, rows.slice_grids()):
         extra = 0 if lifted is None else lifted[np.ravel_multi_index((rows.chip[sel], rows.cluster[sel], slices),
                                                                      rows.shape)]
         into = None if values is None else values[int(sel[0]):int(sel[0]) + len(sel)]
         if second is None:
-            part = _read(mem.dm(chip, cluster), slices, src.base + extra, op, plan, bits, index, run, mem, into)
+            part = _read(mem.dm(chip, cluster), slices, src.base + extra, op, plan, bits, index, grid, mem, into)
         else:
             part = _read_interleaved(mem.dm(chip, cluster), slices, (src.base + extra, second.base + extra + apart),
                                      op, plan, bits, index, run, mem)

@@ -34,6 +34,7 @@ class Rows:
         self.shape = live.shape
         self._groups: list[tuple[tuple[int, int], np.ndarray]] | None = None
         self._slices: list[tuple[tuple[int, int], np.ndarray, np.ndarray, bool]] | None = None
+        self._grids: list[list[tuple[int, int]] | None] | None = None
 
     def groups(self) -> Iterator[tuple[tuple[int, int], np.ndarray]]:
         """((chip, cluster), indices of its rows) for every (chip, cluster) with live rows; the
@@ -61,6 +62,15 @@ class Rows:
                 out.append((key, sel, slices, run))
             self._slices = out
         return self._slices
+
+    def slice_grids(self) -> list[list[tuple[int, int]] | None]:
+        """Per group of `slice_groups`, the levels (count, step) of a strided walk over its
+        slices: one level when they are consecutive, else `slice_grid`'s (None: no grid);
+        found once (every run of a program asks)."""
+        if self._grids is None:
+            self._grids = [[(len(slices), 1)] if run else slice_grid(slices)
+                           for _, _, slices, run in self.slice_groups()]
+        return self._grids
 
 
 @per_record

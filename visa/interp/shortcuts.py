@@ -98,6 +98,11 @@ class Held:
     def materialize(self) -> np.ndarray:
         raise NotImplementedError
 
+    def strided(self) -> np.ndarray:
+        """Its plain `(rows, T, P)` values for a reader that takes any strides (the form
+        "strided"): a view of what it holds when it can be one, else written out."""
+        return self.materialize()
+
     def natural_view(self, count: int, pattern: np.ndarray) -> np.ndarray | None:
         """Its elements at `pattern` (rows first) as a view of what it holds, or None."""
         return None

@@ -35,14 +35,16 @@ class ProgramState:
     env: dict[int, Any]
     local: dict[int, Any] = attrs.field(factory=dict)
 
-    def input(self, ref: Any, op: Any, repeated: bool = False, front: bool = False) -> Any:
+    def input(self, ref: Any, op: Any, repeated: bool = False, front: bool = False, strided: bool = False) -> Any:
         """The stream `ref` of this program that `op` reads; one a shortcut holds (`Held`:
-        visa/interp/fast/repeated.py's `Repeated`, visa/interp/fast/lanes.py's `Front`) as it is
-        held when the reader takes that form (`repeated`, `front`), else written out (once)."""
+        visa/interp/fast/repeated.py's `Repeated`, visa/interp/fast/lanes.py's `Front`,
+        visa/interp/fast/lane_view.py's `LaneView`) as it is held when the reader takes that
+        form (`repeated`, `front`, `strided`), else written out (once)."""
         value = self.local.get(ref.id)
         if value is None:
             check(False, f"input {ref} is not a stream of this program", op)
-        if isinstance(value, Held) and value.KIND not in ("repeated" if repeated else "", "front" if front else ""):
+        if isinstance(value, Held) and value.KIND not in ("repeated" if repeated else "", "front" if front else "",
+                                                          "strided" if strided else ""):
             value = self.local[ref.id] = value.materialize()
         return value
 
