@@ -13,11 +13,6 @@ from typing import Iterator
 
 from tests.optional_deps import missing
 
-try:  # the test extra; without it the test skips (or fails in CI)
-    from playwright.sync_api import sync_playwright
-except ImportError:
-    sync_playwright = None
-
 __all__ = ["chromium_path", "browser_or_skip"]
 
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "chrome")
@@ -37,7 +32,9 @@ def browser_or_skip() -> Iterator[object]:
     path = chromium_path()
     if path is None:
         _missing("no chromium on PATH")
-    if sync_playwright is None:
+    try:  # the test extra, imported here: collecting the page's tests does not load Playwright
+        from playwright.sync_api import sync_playwright
+    except ImportError:
         _missing("Playwright for Python is not installed (pip install -e '.[test]')")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=path)
