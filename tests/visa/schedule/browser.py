@@ -22,6 +22,16 @@ def chromium_path() -> str | None:
     return next((p for p in map(shutil.which, CANDIDATES) if p), None)
 
 
+def sync_playwright():
+    """Playwright's entry point, or None without the test extra; imported when a browser is
+    asked for, so collecting the page's tests does not load Playwright in every worker."""
+    try:
+        from playwright.sync_api import sync_playwright as start
+    except ImportError:
+        return None
+    return start
+
+
 def _missing(what: str) -> None:
     missing(what, "CI installs it: .ci/run's apt-get install chromium, the test extra's playwright")
 
@@ -32,11 +42,10 @@ def browser_or_skip() -> Iterator[object]:
     path = chromium_path()
     if path is None:
         _missing("no chromium on PATH")
-    try:  # the test extra, imported here: collecting the page's tests does not load Playwright
-        from playwright.sync_api import sync_playwright
-    except ImportError:
+    start = sync_playwright()
+    if start is None:
         _missing("Playwright for Python is not installed (pip install -e '.[test]')")
-    with sync_playwright() as playwright:
+    with start() as playwright:
         browser = playwright.chromium.launch(executable_path=path)
         try:
             yield browser
