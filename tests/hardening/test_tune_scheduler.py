@@ -16,9 +16,14 @@ from driver import tune_exec
 from driver.cli import main
 from tests.tune.probe_fresh import probe_in_a_fresh_process
 
-pytest.importorskip("distributed")
-
 TUNE_FILE = Path(__file__).parents[2] / "examples" / "tune_gemm.py"
+
+
+@pytest.fixture(autouse=True)
+def _distributed():
+    """Skip without dask.distributed: asked when a test runs, so collecting this module
+    (which every xdist worker does) does not import it (~1.5 CPU-s)."""
+    pytest.importorskip("distributed")
 
 
 def _tune(tmp_path, address: str) -> int:

@@ -14,16 +14,25 @@ import json
 import os
 import subprocess
 import threading
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-from lsprotocol import types as lsp
-from lsprotocol.converters import get_converter
+from tests.optional_deps import Deferred
+
+lsp = Deferred("lsprotocol.types")  # imported by the worker that runs these tests, not at collection
 
 __all__ = ["Client"]
 
 TIMEOUT = 60.0  # seconds a request may wait for its response before the test fails
-_CONVERTER = get_converter()
+
+
+@cache
+def _converter():
+    """lsprotocol's converter, made at the first message (not when the tests are collected)."""
+    from lsprotocol.converters import get_converter
+
+    return get_converter()
 
 
 class Client:
@@ -75,7 +84,7 @@ class Client:
             if method is not None and "id" in message:  # the server's request (a progress token): accepted
                 self._write({"id": message["id"], "result": None})
             elif method == "textDocument/publishDiagnostics":
-                params = _CONVERTER.structure(message["params"], lsp.PublishDiagnosticsParams)
+                params = _converter().structure(message["params"], lsp.PublishDiagnosticsParams)
                 with self._arrived:
                     self.diagnostics[params.uri] = list(params.diagnostics)
             elif method == "window/showMessage":
@@ -90,7 +99,7 @@ class Client:
         with self._arrived:
             self._next += 1
             msg_id = self._next
-        self._write({"id": msg_id, "method": method, "params": _CONVERTER.unstructure(params)})
+        self._write({"id": msg_id, "method": method, "params": _converter().unstructure(params)})
         with self._arrived:
             if not self._arrived.wait_for(lambda: msg_id in self._responses or self._closed, timeout):
                 raise TimeoutError(f"no response to {method} within {timeout:g} s")
@@ -98,11 +107,11 @@ class Client:
             message = self._responses.pop(msg_id)
         assert "error" not in message, message["error"]
         response = lsp.METHOD_TO_TYPES[method][1]
-        return _CONVERTER.structure({"jsonrpc": "2.0", "id": msg_id, "result": message.get("result")},
-                                    response).result
+        return _converter().structure({"jsonrpc": "2.0", "id": msg_id, "result": message.get("result")},
+                                      response).result
 
     def notify(self, method: str, params: Any) -> None:
-        self._write({"method": method, "params": _CONVERTER.unstructure(params)})
+        self._write({"method": method, "params": _converter().unstructure(params)})
 
     # --- the session ----------------------------------------------------------------------
     def initialize_session(self, params: lsp.InitializeParams) -> lsp.InitializeResult:

@@ -4,10 +4,12 @@ more than a short one, and a document cannot end the server."""
 from __future__ import annotations
 
 import pytest
-from lsprotocol import types as lsp
 
 from tests.lsp import kernels as K
 from tests.lsp.helpers import change, hover_text, open_doc, position, settle
+from tests.optional_deps import Deferred
+
+lsp = Deferred("lsprotocol.types")  # imported by the worker that runs these tests, not at collection
 
 FETCH_I8 = "`Stream[i8; 1, 1 # 2, 1 # 256; N / 16, N % 16]`"
 

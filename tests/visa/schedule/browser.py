@@ -13,11 +13,6 @@ from typing import Iterator
 
 from tests.optional_deps import missing
 
-try:  # the test extra; without it the test skips (or fails in CI)
-    from playwright.sync_api import sync_playwright
-except ImportError:
-    sync_playwright = None
-
 __all__ = ["chromium_path", "browser_or_skip"]
 
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "chrome")
@@ -25,6 +20,16 @@ CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "chrome")
 
 def chromium_path() -> str | None:
     return next((p for p in map(shutil.which, CANDIDATES) if p), None)
+
+
+def sync_playwright():
+    """Playwright's entry point, or None without the test extra; imported when a browser is
+    asked for, so collecting the page's tests does not load Playwright in every worker."""
+    try:
+        from playwright.sync_api import sync_playwright as start
+    except ImportError:
+        return None
+    return start
 
 
 def _missing(what: str) -> None:
@@ -37,9 +42,10 @@ def browser_or_skip() -> Iterator[object]:
     path = chromium_path()
     if path is None:
         _missing("no chromium on PATH")
-    if sync_playwright is None:
+    start = sync_playwright()
+    if start is None:
         _missing("Playwright for Python is not installed (pip install -e '.[test]')")
-    with sync_playwright() as playwright:
+    with start() as playwright:
         browser = playwright.chromium.launch(executable_path=path)
         try:
             yield browser

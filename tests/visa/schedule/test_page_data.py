@@ -70,7 +70,7 @@ def test_without_a_browser_the_page_test_skips_but_fails_in_ci(monkeypatch, miss
     if missing == "chromium":
         monkeypatch.setattr(browser, "chromium_path", lambda: None)
     else:
-        monkeypatch.setattr(browser, "sync_playwright", None)
+        monkeypatch.setattr(browser, "sync_playwright", lambda: None)
     monkeypatch.delenv("CI", raising=False)
     with pytest.raises(pytest.skip.Exception, match=missing if missing == "chromium" else "Playwright"):
         with browser.browser_or_skip():
