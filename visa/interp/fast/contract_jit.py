@@ -258,9 +258,9 @@ def _by_blas(plan: Plan, packets: np.ndarray, held: np.ndarray, slots: tuple, ou
         return None
     terms = plan.g * math.prod(plan.digits_summed())
     few = terms < contract_blas.MIN_TERMS     # then only when the products land in place, and many
-    products = contract_blas.tile_products(rows.count * plan.lanes * plan.slots * plan.out_cols * terms,
-                                           stored.size, jit_tiles.ROWS)   # as the exact kernel would compute them
-    if few and (products < contract_blas.MIN_PRODUCTS_IN_PLACE
+    products = rows.count * plan.lanes * plan.slots * plan.out_cols * terms
+    tiled = contract_blas.tile_products(products, stored.size, jit_tiles.ROWS)   # as the exact kernel computes them
+    if few and (not contract_blas.short_sums_pay(products, tiled)
                 or not contract_blas.slots_in_place(sstep, tread, tpad)):
         return None
     n_w = (int(tread.max()) + 1) * plan.read_elems
