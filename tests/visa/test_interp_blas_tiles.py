@@ -39,18 +39,27 @@ def test_one_stream_row_is_not_repeated() -> None:
 SIZES = dict(m=256, n=256, k=64)
 
 
-@pytest.mark.parametrize("times, matmuls", [(1, 1), (2, 0)])
-def test_two_rows_an_operand_take_the_matmuls_at_half_the_products(monkeypatch: pytest.MonkeyPatch, times: int,
-                                                                   matmuls: int) -> None:
+NEVER = 1 << 40
+PRODUCTS = SIZES["m"] * SIZES["n"] * SIZES["k"]
+
+
+@pytest.mark.parametrize("least, repeats, matmuls", [
+    (PRODUCTS + 1, NEVER, 1), (2 * PRODUCTS + 1, NEVER, 0),     # the products as tiled
+    (NEVER, PRODUCTS, 1), (NEVER, PRODUCTS + 1, 0),             # the products the tiles repeat
+])
+def test_two_rows_an_operand_take_the_matmuls_at_half_the_products(monkeypatch: pytest.MonkeyPatch, least: int,
+                                                                   repeats: int, matmuls: int) -> None:
     """w streamed as its two column blocks (two distinct stream rows), a in the TRF (32
-    operands, each read by two rows): with `MIN_PRODUCTS_IN_PLACE` just above the products
-    the matmuls run (the exact kernel would compute twice them), just above twice them the
-    exact kernel does. Both give numpy's bits."""
+    operands, each read by two rows): the exact kernel would compute each product twice. With
+    `MIN_PRODUCTS_IN_PLACE` just above the products the matmuls run, just above twice them the
+    exact kernel does; with `MIN_REPEATS` at the products computed twice the matmuls run, one
+    above it the exact kernel does. Every case gives numpy's bits."""
     m, n, k = SIZES["m"], SIZES["n"], SIZES["k"]
     monkeypatch.setenv(contract_jit.ENV, "1")
     monkeypatch.setattr(contract_blas, "MIN_TERMS", 1 << 30)       # every sum (64 products) short
     monkeypatch.setattr(contract_blas, "MIN_TERMS_IN_PLACE", 0)
-    monkeypatch.setattr(contract_blas, "MIN_PRODUCTS_IN_PLACE", times * m * n * k + 1)
+    monkeypatch.setattr(contract_blas, "MIN_PRODUCTS_IN_PLACE", least)
+    monkeypatch.setattr(contract_blas, "MIN_REPEATS", repeats)
     ran: list = []
     contract = contract_blas.contract
     monkeypatch.setattr(contract_blas, "contract", lambda *args: ran.append(1) or contract(*args))

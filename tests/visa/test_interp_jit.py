@@ -124,18 +124,21 @@ def test_the_paired_trf_layout_puts_the_partner_reads_beside():
     assert not out[1, :, 4:, 8:].any() and not out[2, :, 0, 8:].any() and not out[3, :, :, 8:].any()
 
 
-@pytest.mark.parametrize("name", ["gemm_bf16_kernel", "gemm_tiled", "gemm_kernel"])
-def test_unpaired_slots_run_the_same_bits(name, monkeypatch):
-    """Every slot alone (both halves of the vector computed, one written): the numpy path's
-    bits, as with the pairs."""
+@pytest.mark.parametrize("name, tiles", [("gemm_bf16_kernel", "exact_kernel"), ("gemm_tiled", "exact_kernel"),
+                                         ("gemm_kernel", "exact_kernel"), ("gemm_kernel", "octet_kernel")])
+def test_unpaired_slots_run_the_same_bits(name, tiles, monkeypatch):
+    """Every slot alone, by the four-row tiles (both halves of the vector computed, one
+    written) or by the eight-row ones: the numpy path's bits, as with the pairs."""
     real = contract_jit_exact.slot_pairs
+    if tiles == "exact_kernel":
+        monkeypatch.setattr(contract_jit, "_by_octets", lambda pairs, which: False)
 
     def alone(sstep, tread, tpad):
         _, shifts = real(sstep, tread, tpad)
         return np.stack([np.arange(sstep.shape[0]), -np.ones(sstep.shape[0], np.int64),
                          np.zeros(sstep.shape[0], np.int64)], axis=1), shifts
 
-    calls = _counting(monkeypatch, "exact_kernel")
+    calls = _counting(monkeypatch, tiles)
     monkeypatch.setattr(contract_jit_exact, "slot_pairs", alone)
     kernel = example(name)
     _both(kernel, host_inputs(kernel, np.random.default_rng(zlib.crc32(name.encode()) + 1)), monkeypatch)

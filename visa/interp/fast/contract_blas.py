@@ -33,8 +33,9 @@ from visa.interp.shortcuts import frozen
 from visa.interp.operands import widen_codes
 from visa.interp.trf import _stepped   # rows every n-th: a view, not a copy
 
-__all__ = ["MIN_PRODUCTS_IN_PLACE", "MIN_TERMS", "MIN_TERMS_IN_PLACE", "codes_range", "no_rounding", "pairs",
-           "gathered", "contract", "rows_in_place", "slots_in_place", "tile_products", "weights_range"]
+__all__ = ["MIN_PRODUCTS_IN_PLACE", "MIN_REPEATS", "MIN_TERMS", "MIN_TERMS_IN_PLACE", "codes_range", "no_rounding",
+           "pairs", "gathered", "contract", "rows_in_place", "short_sums_pay", "slots_in_place", "tile_products",
+           "weights_range"]
 
 MIN_TERMS = 512
 """The fewest products a result sums for the matmuls to run: with fewer, placing the results
@@ -56,6 +57,13 @@ process, medians: drawn_s1_7, 2 Mi products a contraction: 16.1 -> 18.2 ms by th
 drawn_s1_6, 64 Mi: 0.97-1.07x, no gain; drawn_s1_3, 256 Mi: 0.87-0.94x). Counted as the exact
 kernel computes them (`tile_products`)."""
 
+MIN_REPEATS = 1 << 24
+"""... or when the exact kernel would compute at least this many products twice (`tile_products`
+less the products: its tiles repeat a row to fill them). The two routes cost about the same a
+product (drawn_s7_5, K 256, 32 Mi products that the exact kernel computes as 64 Mi: its
+contraction 10.9 ms, the matmuls' 4.6 ms, gathers and range scans included), so 16 Mi repeated
+products (~2.7 ms) pay the matmul route's fixed costs several times over."""
+
 
 def tile_products(products: int, n_stored: int, rows: int) -> int:
     """The products the exact kernel computes for a contraction of `products` (its rows x
@@ -69,6 +77,12 @@ def tile_products(products: int, n_stored: int, rows: int) -> int:
     if n_stored < 2:
         return products
     return products * (-(-n_stored // rows) * rows) // n_stored
+
+
+def short_sums_pay(products: int, tiled: int) -> bool:
+    """Whether the matmuls pay for a contraction of fewer than `MIN_TERMS` terms whose products
+    land in place: `products` of them, `tiled` as the exact kernel computes them (`tile_products`)."""
+    return tiled >= MIN_PRODUCTS_IN_PLACE or tiled - products >= MIN_REPEATS
 
 
 def codes_range(*parts: np.ndarray, floor: Callable[[np.ndarray], Any] = unit_floor) -> tuple[int, int] | None:

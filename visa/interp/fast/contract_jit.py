@@ -14,7 +14,8 @@ result is flushed as docs/numerics.md says (`ir.contract_arith`) unless `exact` 
 product or partial sum can be subnormal, infinite or NaN; numba compiles without
 fast-math, so nothing is reassociated or fused. An exact contraction without padded
 products or columns takes `visa.interp.fast.contract_jit_tiles` (the shared tiles of
-`ir.exact_kernels.tiles`: the tree written out as vector IR, rows that read the same TRF operand four to a tile, slots paired by
+`ir.exact_kernels.tiles`: the tree written out as vector IR, rows that read the same TRF operand four to a tile
+(eight when no slot has a partner), slots paired by
 `visa.interp.fast.contract_jit_exact`); the TRF operand is widened once per distinct TRF slice
 (`visa.interp.fast.contract_jit_weights`), once while the TRF rows it comes from stay unwritten
 (`visa.interp.fast.contract_jit_operand`: a kernel's pieces share it), and a `Repeated` stream is read as its
@@ -258,9 +259,9 @@ def _by_blas(plan: Plan, packets: np.ndarray, held: np.ndarray, slots: tuple, ou
         return None
     terms = plan.g * math.prod(plan.digits_summed())
     few = terms < contract_blas.MIN_TERMS     # then only when the products land in place, and many
-    products = contract_blas.tile_products(rows.count * plan.lanes * plan.slots * plan.out_cols * terms,
-                                           stored.size, jit_tiles.ROWS)   # as the exact kernel would compute them
-    if few and (products < contract_blas.MIN_PRODUCTS_IN_PLACE
+    products = rows.count * plan.lanes * plan.slots * plan.out_cols * terms
+    tiled = contract_blas.tile_products(products, stored.size, jit_tiles.ROWS)   # as the exact kernel computes them
+    if few and (not contract_blas.short_sums_pay(products, tiled)
                 or not contract_blas.slots_in_place(sstep, tread, tpad)):
         return None
     n_w = (int(tread.max()) + 1) * plan.read_elems
@@ -282,6 +283,29 @@ def _by_blas(plan: Plan, packets: np.ndarray, held: np.ndarray, slots: tuple, ou
         return None
     out = _accumulators(plan, rows, mem)
     return contract_blas.contract(parts, h_of, wt, which, tread, plan.read_elems, plan.g, out, laid)
+
+
+def _by_octets(pairs: np.ndarray, which: np.ndarray) -> bool:
+    """Whether the exact contraction goes eight rows a tile (`contract_jit_tiles.octet_kernel`):
+    when no slot has a partner (the 4 x 16 tile would compute each in both halves) and the
+    rows' groups by TRF operand pad to fewer rows at eight a tile than twice at four (a
+    batched GEMM's groups of eight rows: drawn_s7_7)."""
+    return (pairs.shape[0] > 0 and bool((pairs[:, 1] < 0).all())
+            and jit_tiles.tile_order(which, jit_tiles.OCTET).size < 2 * jit_tiles.tile_order(which).size)
+
+
+def _octets(plan: Plan, packets: np.ndarray, table: np.ndarray, shift: bool, wt: np.ndarray, which: np.ndarray,
+            held: np.ndarray, sstep: np.ndarray, tread: np.ndarray, wofs0: np.ndarray, tpad: np.ndarray,
+            out: np.ndarray) -> np.ndarray:
+    """`out` by `contract_jit_tiles.octet_kernel`, the weights `wt` (`lay_paired`'s, shift 0:
+    each element's eight lanes twice) taken once each."""
+    lanes = jit_tiles.OCTET
+    plain = np.ascontiguousarray(wt[0].reshape(wt.shape[1], -1, 2 * lanes)[:, :, :lanes])
+    packets, held, tread = kernels_compile.read_only(packets, held, tread)  # one compiled form (`read_only`)
+    _compiled()["octet_kernel"](packets, table, shift, plain.reshape(plain.shape[0], -1), which,
+                                jit_tiles.tile_order(which, lanes), held, sstep, tread, plan.read_elems, wofs0,
+                                plan.g, tpad, out)
+    return out
 
 
 def _accumulators(plan: Plan, rows: Any, mem: Any) -> np.ndarray:
@@ -329,6 +353,8 @@ def run_float(plan: Plan, stream: np.ndarray | Repeated, outer: Any, trf: Any, r
             wt, which, w_range = jit_operand.operand(_compiled(), outer, trf, rows, mem, n_w, woffs, True, kept=kept)
     s_range, shift, held = _stream_range(packets, outer.stream_type, getattr(stream, "held", None))
     proved = exact([s_range, w_range], terms)
+    if paired and proved and not per_row and _by_octets(pairs, which):
+        return _octets(plan, packets, table, shift, wt, which, held, sstep, tread, wofs0, tpad, out)
     if paired and proved:
         wcodes, wshifts = wt if per_row else (_NO_CODES, _NO_SHIFTS)
         packets, held, tread = kernels_compile.read_only(packets, held, tread)  # one compiled form (`read_only`)

@@ -11,7 +11,9 @@ stream): per leaf l in natural order, one 16-float vector of the paired TRF oper
 (`contract_jit_weights.lay_paired`: the first slot's eight lanes, then its partner's)
 times each row's stream value l broadcast, the products summed as the engine's adder
 tree and added to the row's accumulator. The accumulators start at +0 and take the
-steps in time order.
+steps in time order. When no slot has a partner, the 4 x 16 tile would compute each slot
+in both halves: `octet_kernel` takes `OCTET` rows a tile instead, the shared 8 x 8 tile
+against the operand's eight lanes (`contract_jit._by_octets` decides).
 
 `ORDER` is compiled by `contract_jit._compiled` after the shared tiles; loading this
 module loads neither numba nor llvmlite. It imports nothing of the cpu backend.
@@ -27,13 +29,15 @@ from ir.exact_kernels import tiles as kt
 from visa.interp.fast import contract_jit_scan as jit_scan
 from visa.interp.fast import contract_jit_weights as jit_weights
 
-__all__ = ["INLINE", "ORDER", "ROWS", "exact_kernel", "slot_quads", "tile_order"]
+__all__ = ["INLINE", "OCTET", "ORDER", "ROWS", "exact_kernel", "octet_kernel", "slot_quads", "tile_order"]
 
 ROWS = 4
 """Rows a tile (the shared 4 x 16 tile, `ir.exact_kernels.tiles`): ROWS accumulators and
 ROWS x (tree depth + 1) live vectors fit the 32 vector registers for every leaf count up to 64."""
 WIDTH = 16
 """Floats a vector: a slot pair's eight lanes each (the shared 4 x 16 tile)."""
+OCTET = 8
+"""Rows and lanes of the shared 8 x 8 tile (`octet_kernel`: slots without a partner)."""
 _ZERO = np.float32(0.0)
 
 
@@ -152,32 +156,69 @@ def exact_kernel(codes, table, shift, wt, which, order, held, sstep, tread, rr, 
             w_all, w_op = (wrow_bits.view(np.float32), 0) if wcodes.shape[0] > 0 else (wt, operand)
             _by_slots(rows[0], 0, n, one, offs, acc, w_all, w_op, sstep, tread, rr, wofs0, g, tpad, out, pairs, quads)
             continue
-        for z in range(ROWS):
-            k = slot[rows[z]]
-            offs[z] = k * n
-            if not done[k]:
-                src, dst = codes[held[rows[z]]], bits[k * n:(k + 1) * n]
-                for c in range(n):
-                    dst[c] = jit_weights.code_bits(src[c], table, shift)
-                done[k] = True
+        _widen_tile(rows, codes, table, shift, held, slot, n, bits, done, offs)
         _by_pairs(rows, wt, operand, wide, offs, acc, sstep, tread, rr, wofs0, g, tpad, out, pairs)
 
 
-def tile_order(which: np.ndarray) -> np.ndarray:
+def _widen_tile(rows, codes, table, shift, held, slot, n, bits, done, offs):
+    """offs[z] = where row rows[z]'s widened codes start in `bits` (their stored row's slot),
+    widening those no tile has widened yet."""
+    for z in range(rows.size):
+        k = slot[rows[z]]
+        offs[z] = k * n
+        if not done[k]:
+            src, dst = codes[held[rows[z]]], bits[k * n:(k + 1) * n]
+            for c in range(n):
+                dst[c] = jit_weights.code_bits(src[c], table, shift)
+            done[k] = True
+
+
+def octet_kernel(codes, table, shift, wt, which, order, held, sstep, tread, rr, wofs0, g, tpad, out):
+    """`exact_kernel` for slots that have no partner, OCTET rows at a time: the shared 8 x 8
+    tile (`ir.exact_kernels.tiles`), eight rows that read one TRF operand (`order`,
+    `tile_order(which, OCTET)`) against the operand's eight lanes, so no product is computed
+    twice (the 4 x 16 tile computes an unpaired slot in both halves). wt (operands, elements
+    x LANES) float32, each element's eight lanes in a row; the rest as `exact_kernel`'s. The
+    sums are the same tree in the same order: the same bits."""
+    n, n_steps = codes.shape[1], sstep.shape[1]
+    slot, n_held = _slots(held)
+    wide = np.empty(n_held * n, np.float32)
+    done = np.zeros(n_held, np.bool_)
+    offs = np.empty(OCTET, np.int64)
+    acc = np.empty(OCTET * OCTET, np.float32)
+    uo = np.uint64(OCTET)
+    for i in range(0, order.size, OCTET):
+        rows = order[i:i + OCTET]
+        _widen_tile(rows, codes, table, shift, held, slot, n, wide.view(np.uint32), done, offs)
+        w = wt[which[rows[0]]]
+        for kk in range(sstep.shape[0]):
+            for j in range(wofs0.size):
+                acc[:] = _ZERO
+                for t in range(n_steps):
+                    if tpad.shape[0] > 0 and tpad[kk, t]:
+                        continue
+                    kt.tile_8x8(g, wide, offs, np.uint64(sstep[kk, t] + j * g), w,
+                                np.uint64(tread[kk, t] * rr + wofs0[j]) * uo, acc)
+                for z in range(OCTET):
+                    for v in range(OCTET):
+                        out[rows[z], v, kk, j] = acc[z * OCTET + v]
+
+
+def tile_order(which: np.ndarray, rows: int = ROWS) -> np.ndarray:
     """The rows grouped by the TRF operand they read (`which`), in order of first use and
-    row order within a group, each group padded to a multiple of ROWS by repeating its
+    row order within a group, each group padded to a multiple of `rows` by repeating its
     last row (remembered by `which`'s contents: a kernel's tiles repeat it)."""
-    return _tile_order(np.ascontiguousarray(which, np.int64).tobytes())
+    return _tile_order(np.ascontiguousarray(which, np.int64).tobytes(), rows)
 
 
 @functools.lru_cache(maxsize=64)
-def _tile_order(which: bytes) -> np.ndarray:
+def _tile_order(which: bytes, size: int) -> np.ndarray:
     groups: dict[int, list[int]] = {}
     for r, k in enumerate(np.frombuffer(which, np.int64).tolist()):
         groups.setdefault(k, []).append(r)
     order: list[int] = []
     for rows in groups.values():
-        order += rows + rows[-1:] * (-len(rows) % ROWS)
+        order += rows + rows[-1:] * (-len(rows) % size)
     out = np.array(order, np.int64)
     out.setflags(write=False)
     return out
@@ -212,7 +253,7 @@ def _grouped(pairs: np.ndarray, tread: np.ndarray, tpad: np.ndarray) -> np.ndarr
     return np.array(flat, np.int64).reshape(-1, ROWS)
 
 
-ORDER = ("_slots", "_by_slots", "_by_pairs", "_scan_codes", "_widen_row", "exact_kernel")
+ORDER = ("_slots", "_by_slots", "_by_pairs", "_scan_codes", "_widen_row", "_widen_tile", "exact_kernel", "octet_kernel")
 """Compiled in this order (`contract_jit._compiled`), after `ir.exact_kernels.tiles`."""
 INLINE = ()
 """None inlined: the shared tiles inline themselves."""
