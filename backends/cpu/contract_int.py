@@ -31,8 +31,9 @@ PARALLEL_MIN = 1 << 22
 `CpuOptions.threads` threads (each running BLAS on one thread)."""
 PIECES = 4
 """Parts of a shared folded matmul per thread."""
-BLOCK_BYTES = 1 << 19
-"""The most bytes of float products a folded matmul computes at a time (`_blocks`)."""
+BLOCK_BYTES = arena.MIN_BYTES
+"""The most bytes of float products a folded matmul computes at a time (`_blocks`): a block
+is still one arena buffer, which the next run takes again."""
 
 
 def _int_bound(dtype: DType) -> int:
