@@ -113,8 +113,7 @@ class CpuBackend:
         """Results as host arrays, then the in-out arrays written in place (`backends.inout`).
         `numerics` overrides `CpuOptions.numerics` for this run ("chip" or "reference")."""
         options = self.options if numerics is None else attrs.evolve(self.options, numerics=numerics)
-        traced: list[bool] = []  # traced in this call: the kernel's first run (`arena.trim_heap`)
-        result: TraceResult = self._kept(kernel, target, lambda: traced.append(True) or kernel.trace(target))
+        result: TraceResult = self._kept(kernel, target, lambda: kernel.trace(target))
         if result.errors:
             raise CompileError(result.errors)
         params = result.kernel.params
@@ -123,7 +122,6 @@ class CpuBackend:
         inplace = _in_place(params, call.flat, buffers)
         ret = result.kernel.returns
         scratch = self._arenas.pop() if self._arenas else arena.Arena()  # one per concurrent run
-        scratch.first = bool(traced)
         try:
             with arena.scope(scratch), run_blas_limit(result.kernel, options):  # from_buffer copies every
                 # result out of the scratch; BLAS limited once for the run's matmuls

@@ -49,7 +49,7 @@ except ImportError:  # pragma: no cover - a numpy without the switch: its defaul
         return enabled
 
 __all__ = ["Arena", "scope", "current", "empty", "empty_noted", "forget_note", "zeros", "memory_owner", "written",
-           "owned_root", "give_back", "give_back_raw", "sparse_zeros", "make_room", "trim_heap", "MIN_BYTES", "KEEP_BYTES"]
+           "owned_root", "give_back", "give_back_raw", "sparse_zeros", "make_room", "MIN_BYTES", "KEEP_BYTES"]
 
 MIN_BYTES = 1 << 20
 KEEP_BYTES = 256 << 20
@@ -104,8 +104,6 @@ class Arena:
         self.writes: dict[int, int] = {}
         self.memo: dict[object, object] = {}  # backends/cpu/run_memo.py's entries, for this run only
         self.fresh: set[int] = set()  # by id: the buffers this run allocated (none an earlier run kept)
-        self.first = False  # this run is its kernel's first on the backend (`trim_heap`)
-        self.dropped: set[int] = set()  # by id: free buffers whose pages are gone (`make_room`) until taken again
 
     def take(self, shape: tuple[int, ...], dtype: np.dtype, note: object = None) -> tuple[np.ndarray, bool]:
         """(a buffer of `shape`, whether it still holds what `note` promises): with a `note`,
@@ -124,7 +122,6 @@ class Arena:
             raw = np.empty(nbytes, np.uint8)
             self.fresh.add(id(raw))
         self.used.append(raw)
-        self.dropped.discard(id(raw))
         self.writes[id(raw)] = self.writes.get(id(raw), 0) + 1  # new contents from here on
         _forget(raw)
         if note is None:
@@ -169,24 +166,11 @@ class Arena:
             for raw in self.free[size]:
                 if dropped >= nbytes:
                     return dropped
-                if self._drop(raw):
+                if id(raw) in self.fresh and id(raw) not in self.notes and _drop_pages(raw):
+                    self.fresh.discard(id(raw))  # its pages are gone: not dropped twice
+                    self.writes[id(raw)] = self.writes.get(id(raw), 0) + 1  # its contents changed (now zero)
                     dropped += raw.nbytes
         return dropped
-
-    def _drop(self, raw: np.ndarray) -> bool:
-        """Drop the pages of the free buffer `raw` when this run allocated it, holds no note for
-        it and has not dropped them since it was last taken; whether it did."""
-        if id(raw) not in self.fresh or id(raw) in self.notes or id(raw) in self.dropped or not _drop_pages(raw):
-            return False
-        self.dropped.add(id(raw))  # its pages are gone: not dropped twice
-        self.writes[id(raw)] = self.writes.get(id(raw), 0) + 1  # its contents changed (now zero)
-        return True
-
-    def drop_free(self) -> int:
-        """`make_room` for every free buffer this run allocated and holds no note for, each
-        time (`trim_heap`: a first run): a buffer given back holds no resident pages until
-        a request takes it again. The bytes dropped."""
-        return sum(raw.nbytes for pool in self.free.values() for raw in pool if self._drop(raw))
 
     def release(self) -> None:
         """Take back this run's buffers, at most `KEEP_BYTES` of them (the largest requests
@@ -202,7 +186,7 @@ class Arena:
                 kept += raw.nbytes
                 self.free.setdefault(raw.nbytes, []).append(raw)
         self.used = []
-        self.memo, self.writes, self.fresh, self.first, self.dropped = {}, {}, set(), False, set()
+        self.memo, self.writes, self.fresh = {}, {}, set()
         alive = {id(raw) for pool in self.free.values() for raw in pool}
         self.notes = {k: v for k, v in self.notes.items() if k in alive}
 
@@ -246,37 +230,6 @@ def make_room(into: np.ndarray, nbytes: int) -> int:
     if any(owner is raw for raw in arena.used) or any(owner is raw for pool in arena.free.values() for raw in pool):
         return 0
     return arena.make_room(nbytes)
-
-
-def _malloc_trim() -> Callable[[int], int] | None:
-    """glibc's `malloc_trim`, or None where the C library has none (then nothing is trimmed)."""
-    try:
-        found = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):  # pragma: no cover - not glibc
-        return None
-    found.argtypes, found.restype = [ctypes.c_size_t], ctypes.c_int
-    return found
-
-
-_MALLOC_TRIM = _malloc_trim()
-
-
-def trim_heap() -> bool:
-    """In a kernel's first run (`Arena.first`), after each op: give the system back the pages
-    of the heap memory the op's temporaries freed (`malloc_trim`). numpy's large temporaries
-    come from the heap once the allocator's mmap threshold has risen (it rises to the size of
-    each large block freed), and freed heap memory stays resident: a first run whose ops
-    free memory of one size and then ask for another held both (issue 61, first-run memory:
-    drawn_s1_4 9.6 MiB resident at its peak for 5.9 MiB traced). Later runs of the kernel do
-    not trim: they ask for the same sizes again, and memory freed and resident serves them
-    with no page faults. Whether it trimmed."""
-    scratch = getattr(_LOCAL, "arena", None)
-    if scratch is None or not scratch.first:
-        return False
-    scratch.drop_free()
-    if _MALLOC_TRIM is not None:
-        _MALLOC_TRIM(0)
-    return True
 
 
 def _forget(raw: np.ndarray) -> None:

@@ -376,13 +376,13 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray], options: CpuOpti
         handler = _handler(type(op), handlers)
         if handler is None:
             raise InternalError(f"the cpu backend cannot execute `{op.text()}`")
-        env[step.result] = handler(op, *args, **_keywords(step, options, env, params, finals, inplace))
+        kwargs = _keywords(step, options, env, params, finals, inplace)
+        env[step.result] = handler(op, *args, **kwargs)
         if marks is not None:
             marks.after(op, np.shape(env[step.result]), env, args)
         for v in step.last:
             scratch.dead(v, env.pop(v, None))
         scratch.recycle(env, params, finals)
-        arena.trim_heap()  # a kernel's first run: what the op freed goes back to the system
     return results, tuple(finals)
 
 
