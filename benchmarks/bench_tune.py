@@ -35,7 +35,11 @@ process's CPU are printed as well (on 2 cores they take time from the workers), 
 dask workers split the candidates' CPU and how many tasks each ran (each task costs a
 worker's event loop its messages), beside how long each waited for a CPU while runnable
 (/proc schedstat): a loaded machine runs one worker less, and the sweep, which sends a new
-batch whenever one comes back, gives that one less work. Every executor must find the same winner.
+batch whenever one comes back, gives that one less work. For `--jobs 2` and dask a *split
+ceiling* follows (`_ceiling`): the CPU the two processes sharing the candidates spent in
+all, against serial's, and the best busiest-process ratio an even split of that CPU could
+give; below the goal, balancing the candidates better cannot meet it, only a cheaper
+executor can. Every executor must find the same winner.
 Every run starts with the compiler's memos (ir/memo.py) empty in every process (`clear_memos`
 here and in the dask client's process before it, on each dask worker through the client; a
 pool worker forks from here), as in
@@ -233,7 +237,7 @@ def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool
                     spent.sort(reverse=True)  # the worker of most process CPU first
                     busiest, least = spent[0], spent[-1]
                     cpus[name].append((own, kids, busiest[0], sched_spent, busiest[1],
-                                       least[1], busiest[2], least[2], busiest[3], least[3]))
+                                       least[1], busiest[2], least[2], busiest[3], least[3], least[0]))
                     winners[name].add(result.winner)
                     faults[name].append(result.faults)
                     if k == 0:
@@ -248,8 +252,8 @@ def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool
     out = []
     for name, t in times.items():
         med = statistics.median(t)
-        own, kids, busiest, sched, tasks, other, waited, other_waited, ran, other_ran = (
-            statistics.median(x[i] for x in cpus[name]) for i in range(10))
+        own, kids, busiest, sched, tasks, other, waited, other_waited, ran, other_ran, least = (
+            statistics.median(x[i] for x in cpus[name]) for i in range(11))
         if name == "dask 2x1":
             print(f"  {name:9} CPU: the client's process {own:.2f} s (the probe's child {kids:.2f} s), the busiest dask worker "
                   f"{busiest:.2f} s ({tasks:.2f} s its candidates, the rest its event loop: heartbeats, ticks, "
@@ -264,6 +268,8 @@ def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool
                   f"(medians; the faults: sweep_time.Faults)")
             busiest = kids if name == "jobs 2" else 0.0  # one pool worker
         path = max(own, busiest)
+        if name in ("jobs 2", "dask 2x1"):
+            print(_ceiling(name, serial_cpu, own + kids if name == "jobs 2" else busiest + least))
         line = (f"  {'':9} wall median {med:6.2f} s (min {min(t):6.2f} s): serial/this {base / med:5.2f}x; "
                 f"busiest process {path:.2f} s CPU: serial CPU/that {serial_cpu / path:5.2f}x")
         if name == "unpruned":
@@ -277,6 +283,21 @@ def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool
     assert len({w for ws in winners.values() for w in ws}) == 1, f"executors disagree on the winner: {winners}"
     print(f"  winner: #{next(iter(winners['serial']))} under every executor")
     return out
+
+
+def _ceiling(name: str, serial: float, shared: float) -> str:
+    """The best busiest-process CPU ratio an executor could reach at the CPU it spent: the
+    two processes that share the candidates (this one and its pool worker; the two dask
+    workers, event loops included) spent `shared` seconds in all (medians of each), so the
+    busier spent at least half of it, however evenly the candidates were split. Against
+    serial's CPU, what is left over is what the executor costs beyond the candidates:
+    the fork's copy-on-write pages, the pool's threads, the worker's start and exit, a
+    dask worker's messages. Below the goal, no split of the candidates can meet it at
+    that cost."""
+    extra = shared - serial
+    return (f"  {'':9} split ceiling: its two processes {shared:.2f} s CPU in all, serial {serial:.2f} s "
+            f"({extra:+.2f} s, {100 * extra / serial:+.0f} %): an even split would give at best "
+            f"{serial / (shared / 2):.2f}x (medians of each process)")
 
 
 def main() -> None:
