@@ -73,7 +73,8 @@ def demand(spec: Contraction) -> Demand:
         Layout(spec.shape(idx), tuple(given[i] for i in idx), _bytes(dt)) for idx, dt in zip(stored, dtypes)]
     return Demand(macs=math.prod(sizes.values()), bits=DType(spec.dtype_in).bits, slices=clusters * per_cluster,
                   loads=loads, stores=[nbytes(spec.result[1], spec.result_dtype)], chips=spec.chips, late_loads=late,
-                  parts=[parts(idx) for idx in tensors + [spec.result[1]]], layouts=layouts)
+                  parts=[parts(idx) for idx in tensors + [spec.result[1]]], layouts=layouts,
+                  clusters=clusters)
 
 
 def spec_roofline(spec: Contraction, target: str = "rngd") -> Roofline:

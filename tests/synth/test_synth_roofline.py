@@ -36,17 +36,19 @@ def test_the_roofline_of_a_gemm_is_the_rates_files_arithmetic() -> None:
     spec = contraction(GEMM, sizes=dict(m=512, n=512, k=64))
     assert demand(spec) == Demand(macs=512 * 512 * 64, bits=8, slices=512, loads=(32768, 32768),
                                   stores=(1048576,), parts=(1, 1, 1),
-                                  layouts=(Layout((512, 64), (512, 64), 1),) * 2 + (Layout((512, 512), (512, 512), 4),))
+                                  layouts=(Layout((512, 64), (512, 64), 1),) * 2 + (Layout((512, 512), (512, 512), 4),),
+                                  clusters=2)
     roof = spec_roofline(spec)
     got = {b.name: b.cycles for b in roof.bounds}
     # and the gap: a program between the last load and the store (its 290-cycle start-up and
-    # the 64 cycles of MACs, all on main: the sub context has no Contraction Engine), fewer than
-    # one more command's 500
-    assert got["dma"] == 2000 + 3 * 500 + (32768 * 2 + 1048576) // 256 + 290 + 64
+    # the 128 cycles of MACs on one cluster's 256 slices, all on main: the sub context has no
+    # Contraction Engine, and MACs on both clusters cost two commands more), fewer than one more
+    # command's 500
+    assert got["dma"] == 2000 + 3 * 500 + (32768 * 2 + 1048576) // 256 + 290 + 128
     # 512 MACs a cycle a slice (8 lanes x 64 i8), 512 slices: 64 cycles, in a 290-cycle program
     assert got["compute"] == 2000 + 500 + 290 + 64 + 500
     assert got["fetch"] == 2000 + 500 + 290 + 65536 // (32 * 512 * 2)
-    assert roof.binding.name == "dma" and roof.cycles == 8206
+    assert roof.binding.name == "dma" and roof.cycles == 8270
 
 
 def test_the_roofline_counts_the_given_sizes_a_chips_share_the_pe_and_the_bias() -> None:
@@ -116,7 +118,7 @@ def test_the_dma_engine_pays_the_requests_that_cover_a_padded_host_arrays_given_
     # spans 4 of its row's 1,024: 1,200 requests, where its 240,000 bytes alone would be 938)
     spec = contraction(GEMM, sizes=dict(m=300, n=200, k=100))
     got = {b.name: b.cycles for b in spec_roofline(spec).bounds}
-    assert got["dma"] == 2000 + 3 * 500 + 150 + 100 + 1200 + 290 + 300 * 200 * 100 // (512 * 512) + 1
+    assert got["dma"] == 2000 + 3 * 500 + 150 + 100 + 1200 + 290 + 300 * 200 * 100 // (512 * 256) + 1  # one cluster
     # the candidates the search bounds lowest of a small padded space are no faster than it
     spec = contraction(GEMM, sizes=dict(m=40, n=72, k=40))
     roof, space = spec_roofline(spec), spec.space()
@@ -127,7 +129,7 @@ def test_the_dma_engine_pays_the_requests_that_cover_a_padded_host_arrays_given_
         assert schedule_artifact(outcome.artifact, target=get_target("rngd"), rates=RATES).makespan >= roof.cycles
     # no padding: the bytes alone, as before
     assert {b.name: b.cycles for b in spec_roofline(contraction(GEMM, sizes=dict(m=512, n=512, k=64))).bounds}[
-        "dma"] == 8206
+        "dma"] == 8270  # the first test's, the MACs on one cluster
 
 
 def _one_chip_part_per_command(kernel: Any) -> None:

@@ -20,6 +20,8 @@ copy of a machine number):
   time the DMA context waits on a program (`program_gap`): a kernel that moves each tensor
   in one command (the fewest) cannot start its store before a program has read the last
   load's bytes and computed from them, and a kernel of more commands pays a start-up more.
+  On one chip the wait counts the MACs on one cluster's slices: a kernel on both clusters
+  waits at least as long (`cluster_commands`).
   On several chips a tensor split over them needs a command per chip holding a part of it
   (`Demand.parts`, `chip_commands`), and the bound is the larger of the two counts;
 - `fetch`: every operand byte is fetched from DM once at the least (into the TRF or as
@@ -42,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from visa.schedule.command_counts import chip_commands, cluster_commands
 from visa.schedule.loops import step_repeats
 from visa.schedule.model import Bound, launch_cycles
 from visa.schedule.rates import Rates
@@ -51,8 +54,8 @@ if TYPE_CHECKING:
     from tu_ops.program import LoweredKernel
     from tu_ops.target import Target
 
-__all__ = ["Demand", "KINDS", "Layout", "Roofline", "Work", "chip_commands", "gap_without_y", "program_gap", "roofline",
-           "work"]
+__all__ = ["Demand", "KINDS", "Layout", "Roofline", "Work", "chip_commands", "cluster_commands", "gap_without_y",
+           "program_gap", "roofline", "work"]
 
 
 @attrs.frozen
@@ -112,6 +115,8 @@ class Demand:
     # per tensor (loads, then stores): where its given elements lie in its host array, when the
     # host array is known (`Layout`); empty: each tensor's bytes counted as one contiguous run
     layouts: tuple[Layout, ...] = attrs.field(default=(), converter=tuple)
+    # how many clusters of each chip the `slices` span (each cluster holding `slices / clusters`)
+    clusters: int = 1
 
 
 @attrs.frozen
@@ -216,39 +221,6 @@ def gap_without_y(dma_start: int, prog_start: int, mac_cycles: int, widest: floa
     return min(p + m * meet, max(p, p + m - dma_start - slack))
 
 
-def chip_commands(c: Demand) -> int:
-    """The fewest DMA commands of any kernel of `c` whose tensors are split over chips: the sum
-    of `c.parts` (one per tensor where none is given).
-
-    Proof, in the model (tu_ops/dma_commands.py, ir/rules/dma.py, ir/rules/views.py):
-    - A command serves one partition, `(chip, cluster)` of its DM side (of the destination
-      for HBM -> HBM), and walks its HBM side's Element level from one Chip position's base:
-      the Chip digits pick the partition, never an entry, and a window (a view's tile) keeps
-      each level's extent, moving the base by whole cells and walking at most the tile's
-      live values from there (VIEW-3: start + length within the digit's extent). So the HBM
-      bytes one command reads or writes lie in ONE chip's part of an HBM tensor whose Chip
-      is split (tests/synth/test_synth_roofline.py checks it on every compiled candidate).
-      Which DM they reach does not matter here: a window of the Chip level may move a part
-      to another chip's DM.
-    - A kernel of the contraction reads every given element of each operand (any of them
-      changes the result) and writes every given element of the result, whose host tensors
-      hold, on chip c, part c of the split index (synth/target.to_host). An HBM tensor's
-      bytes are read or written only by DMAs (no other engine touches HBM), so a tensor with
-      given elements on P chips' parts takes at least P commands reading (writing) it.
-    - No command counts for two tensors: an HBM -> DM or HBM -> HBM command reads one source
-      tensor, a DM -> HBM or HBM -> HBM one writes one destination tensor, and an HBM -> HBM
-      command reading an operand writing the result would store an operand's bytes, not
-      results (nor can the result's HBM tensor be read as an operand's scratch: it holds no
-      operand bytes the kernel did not write there through DM first, which is a command
-      more).
-    A tensor copied whole to each chip (an operand without the split index) is read in one
-    command at the least (any one copy): part 1. The MACs need not run on every chip (one
-    chip may compute all of them), so this counts no second copy of a broadcast operand and
-    no wait on a program (`program_gap` assumes one command per tensor: with parts on two
-    chips, one chip's store may run while the other computes)."""
-    return sum(c.parts) if c.parts else len(c.loads) + len(c.stores)
-
-
 def roofline(rates: Rates, c: Demand) -> Roofline:
     """The lower bounds of every kernel of `c` (the module docstring)."""
     launch = launch_cycles(rates)
@@ -274,7 +246,10 @@ def roofline(rates: Rates, c: Demand) -> Roofline:
     commands = len(c.loads) + len(c.stores)
     rate = movers[min(movers, key=lambda k: movers[k])]
     widest = max((*c.loads, *c.stores), default=math.inf) / rate  # the largest tensor's cycles at the slowest mover
-    gap = program_gap(dma_start, prog_start, mac_cycles, c.late_loads, widest=widest, slack=movement - moved / rate)
+    # the wait counts the MACs on one cluster's slices: on one chip, a kernel whose MACs run on two
+    # clusters waits at least as long (`cluster_commands`)
+    gap_macs = _ceil(c.macs, peak * (c.slices // c.clusters)) if c.chips == 1 and c.clusters > 1 else mac_cycles
+    gap = program_gap(dma_start, prog_start, gap_macs, c.late_loads, widest=widest, slack=movement - moved / rate)
     waits = (f"{gap} cycles waiting on a program between the last load and the store (or the start-ups of more "
              f"commands)")
     if chip_commands(c) * dma_start > commands * dma_start + gap:  # a command per chip part of a split tensor
