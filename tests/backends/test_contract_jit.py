@@ -35,11 +35,6 @@ from tests.differential.harness import load_kernel
 from tests.differential.strategies import kernels, make_inputs
 from tests.optional_deps import need
 
-try:
-    import numba
-except ImportError:  # pragma: no cover - the test extra installs it
-    numba = None
-
 NUMPY = CpuOptions(jit=False)
 JIT = CpuOptions(jit=True)
 
@@ -408,6 +403,8 @@ def test_no_cache_directory_compiles_without_one(monkeypatch: pytest.MonkeyPatch
     """A read-only install and no writable user cache: numba refuses `cache=True` (no
     directory passes its write probe), and the kernel is compiled for the process only."""
     import tempfile
+
+    import numba  # here, not at the top: collecting this file must not load numba in every worker
 
     def read_only(*args, **kwargs):
         raise PermissionError("read-only file system")

@@ -20,8 +20,6 @@ import pytest
 from backends.cpu import CpuBackend, CpuOptions, contract_jit
 from tests.backends.examples import example
 
-pytest.importorskip("numba")
-
 M = N = 512
 K = 128
 PACKET = 32
@@ -108,6 +106,7 @@ def test_the_fast_path_sums_in_the_documented_order(monkeypatch: pytest.MonkeyPa
                                                     threads: int) -> None:
     """examples/gemm_bf16.py (512 x 512 x 128: 4 time steps of 32-leaf packets) by the
     compiled core's tiled kernel, bit for bit the oracle, on one thread and on two."""
+    pytest.importorskip("numba")  # here, not at the top: collecting this file must not load numba in every worker
     kernels = contract_jit._compiled()
     assert kernels is not None
     ran = []

@@ -33,7 +33,7 @@ import npu_opt
 from ir.codes import CODES
 from ir.errors import CompileError
 
-__all__ = ["Disagreement", "Outcome", "differential", "load_kernel", "run_visa"]
+__all__ = ["Disagreement", "Outcome", "differential", "load_kernel", "run_visa", "traced_once"]
 
 _TMP = Path(tempfile.mkdtemp(prefix="npu_opt_diff_"))
 atexit.register(shutil.rmtree, _TMP, ignore_errors=True)
@@ -61,6 +61,29 @@ def load_kernel(source: str) -> Any:
     if found.errors or len(found.kernels) != 1:
         raise Disagreement(f"generated source does not load: {[e.render() for e in found.errors]}\n{source}")
     return found.kernels[0]
+
+
+def traced_once(kernel: Any) -> Any:
+    """`kernel` with its `trace` kept per target: `differential` asks for the same trace five
+    times (check, the inputs, the npu pipeline, the cpu and the visa backend), and a trace of a
+    loaded file costs a scope switch over every loaded module (npu_opt/per_file_imports.py).
+    The traces are immutable IR, and each backend still lowers and runs it on its own; that
+    tracing is deterministic is tests/npu_opt/test_ir_determinism.py's."""
+    traces: dict[Any, Any] = {}
+    real = kernel.trace
+
+    def trace(target: Any = None) -> Any:
+        try:
+            key = ("target", target)
+            hash(key)
+        except TypeError:  # an unhashable target: traced every time, as before
+            return real(target)
+        if key not in traces:
+            traces[key] = real(target)
+        return traces[key]
+
+    kernel.trace = trace
+    return kernel
 
 
 def _fail(source: str, seed: int | None, what: str) -> Disagreement:
@@ -114,7 +137,7 @@ def differential(source: str, seed: int = 0) -> Outcome:
     from npu_opt.compile_api import compile_kernel
     from tests.differential.strategies import make_inputs
 
-    kernel = load_kernel(source)
+    kernel = traced_once(load_kernel(source))
     report = npu_opt.check(kernel)
     try:
         arrays = make_inputs(kernel, seed)

@@ -22,8 +22,14 @@ import pytest
 from ir.exact_kernels import compile as kernels_compile
 from ir.exact_kernels import compile_lock
 
-pytest.importorskip("numba")
 pytest.importorskip("fcntl")
+
+
+@pytest.fixture(autouse=True)
+def _numba() -> None:
+    """numba, or the test skips: asked here, not at the top, so that collecting this file
+    does not load numba in every worker (which makes every float contraction there compile)."""
+    pytest.importorskip("numba")
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNEL = "def add(a, b):\n    return a + b\n"

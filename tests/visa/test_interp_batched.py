@@ -14,7 +14,13 @@ import npu_opt
 from tests.visa import kernels_batched_small as k
 from visa.interp.fast import contract_jit as interp_jit
 
-pytest.importorskip("numba")
+
+@pytest.fixture(autouse=True)
+def _numba() -> None:
+    """numba, or the test skips: asked here, not at the top, so that collecting this file
+    does not load numba in every worker (which makes every float contraction there compile)."""
+    pytest.importorskip("numba")
+
 
 B, M, N, K = 256, 8, 16, 64
 

@@ -17,7 +17,13 @@ from visa import parse_visa
 from visa.interp import execute_inout
 from visa.interp.fast import contract_jit_weights as jit_weights
 
-pytest.importorskip("numba")
+
+@pytest.fixture(autouse=True)
+def _numba() -> None:
+    """numba, or the test skips: asked here, not at the top, so that collecting this file
+    does not load numba in every worker (which makes every float contraction there compile)."""
+    pytest.importorskip("numba")
+
 
 BATCHED = ("out[b,m,n] = a[b,m,k] * w[b,n,k]", {"b": 4, "k": 128, "m": 8, "n": 32},
            "4x1 of 8x32, 4 batch elements side by side, on 1/16 of the slices, w by switch")
