@@ -25,7 +25,6 @@ import math
 import attrs
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from ir.dtypes import bf16, f8e4m3, f8e5m2
 from ir.mapping.nodes import Mapping
@@ -34,8 +33,10 @@ from backends.cpu import (
     compact, contract_blas, contract_float, contract_int, contract_jit, layout, lazy_rows, row_classes, run_memo,
 )
 from backends.cpu.compact import Compact
+from backends.cpu.gathers import cells_view
 from backends.cpu.contract_plan import Gather, Plan, _lane_last, _lane_last_plan, plan as make_plan
 from backends.cpu.lazy_rows import LazyRows
+from backends.cpu.value_samples import apart, differs
 from backends.cpu.options import CpuOptions, blas_threads
 
 __all__ = ["contract"]
@@ -46,23 +47,12 @@ CHECK_BLOCK = 1 << 18
 _SIGNIFICANT_BITS = {bf16: 8, f8e4m3: 4, f8e5m2: 3}
 
 
-def _view(raw: np.ndarray, gather: Gather) -> np.ndarray:
-    """The operand's cells over its layout, (rows, *shape): a strided view when affine."""
-    rows = raw.shape[0]
-    if gather.offset is not None:
-        item = raw.itemsize
-        return as_strided(raw[:, gather.offset:], shape=(rows, *gather.shape),
-                          strides=(raw.strides[0], *(s * item for s in gather.strides)),
-                          writeable=False)
-    return raw[:, gather.index].reshape(rows, *gather.shape)
-
-
 def _digit_view(raw: np.ndarray, gather: Gather, k: int) -> np.ndarray:
     """The operand's cells as (rows, size of digit k, ...): the other digits in the order
     of `raw`, merged where contiguous, the innermost run read as 8-byte words if it can."""
     axis = gather.digits.index(k)
     if gather.offset is None:
-        return np.moveaxis(_view(raw, gather), 1 + axis, 1)
+        return np.moveaxis(cells_view(raw, gather), 1 + axis, 1)
     item = raw.itemsize
     rest = sorted(((n, st) for d, (n, st) in enumerate(zip(gather.shape, gather.strides))
                    if d != axis and n > 1), key=lambda e: -e[1])
@@ -150,44 +140,16 @@ class _Operand:
         """The operand's cells over its layout, (rows, *shape); of the distinct rows only
         when `row_of` maps the rows to them."""
         found = self.in_place(gather)
-        return found[0] if found is not None else _view(self.stored_raw(), gather)
-
-
-_SAMPLES = 64
-"""Cells `_repeats` compares at fixed scattered places before comparing every cell."""
-
-
-@functools.lru_cache(maxsize=256)
-def _sampled(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, int]:
-    """The element offsets, in a view of `shape` and element `strides` (rows, n, ...), of
-    `_SAMPLES` places spread over it (drawn once, with a fixed seed) at position 0 of axis 1
-    and at a later one, and the offset of its last cell."""
-    rng = np.random.default_rng(len(shape))
-    at = [rng.integers(0, n, _SAMPLES) for n in shape]
-    rest = sum(i * st for k, (i, st) in enumerate(zip(at, strides)) if k != 1)
-    last = sum((n - 1) * st for n, st in zip(shape, strides))
-    return rest, rest + rng.integers(1, shape[1], _SAMPLES) * strides[1], last
-
-
-def _differs(view: np.ndarray) -> bool:
-    """Whether `_SAMPLES` scattered cells of `view` (rows, n, ...; n > 1) differ from their
-    position 0 along axis 1: two takes from the memory it spans (an index array per axis took
-    as long as comparing a whole row); False when its strides are not all whole and >= 0."""
-    steps = tuple(st // view.itemsize for st in view.strides)
-    if view.size == 0 or any(st < 0 or st % view.itemsize for st in view.strides):
-        return False
-    first, later, last = _sampled(view.shape, steps)
-    flat = as_strided(view, (last + 1,), (view.itemsize,), writeable=False)
-    return bool((flat.take(first) != flat.take(later)).any())
+        return found[0] if found is not None else cells_view(self.stored_raw(), gather)
 
 
 def _repeats(view: np.ndarray) -> bool:
     """True when `view` (rows, n, ...) holds the same values all along its axis 1;
-    compared a block of rows at a time, after `_SAMPLES` scattered cells each against its
-    position 0 (`_differs`) and the first row (they reject most: a comparison of a whole row
+    compared a block of rows at a time, after `value_samples.SAMPLES` scattered cells each against its
+    position 0 (`differs`) and the first row (they reject most: a comparison of a whole row
     of a 9-axis view took 20-40 us, three a contraction each run)."""
     rows = view.shape[0]
-    if rows and view.shape[1] > 1 and (_differs(view) or not (view[:1, 1:2] == view[:1, :1]).all()):
+    if rows and view.shape[1] > 1 and (differs(view) or not (view[:1, 1:2] == view[:1, :1]).all()):
         return False
     block = max(1, CHECK_BLOCK // max(1, math.prod(view.shape[1:])))
     parts = [(0, 1)] + [(lo, min(rows, lo + block)) for lo in range(1, rows, block)]
@@ -210,49 +172,10 @@ def _value_independent(op: _Operand, gather: Gather, candidates: tuple[int, ...]
         kept = run_memo.get("independent " + side, lazy.base, key)
         if kept is not None:
             return kept
-    out = frozenset() if _apart(op, gather, candidates) else _compared(op, gather, candidates)
+    out = frozenset() if apart(op, gather, candidates) else _compared(op, gather, candidates)
     if key is not None:
         run_memo.put("independent " + side, op.lazy.base, key, out)
     return out
-
-
-@functools.lru_cache(maxsize=256)
-def _apart_samples(shape: tuple[int, ...], steps: tuple[int, ...],
-                   axes: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, int]:
-    """For a view of `shape` and element `steps`: the element offsets of `_SAMPLES` places
-    (drawn once, with a fixed seed) at position 0 of each axis of `axes`, and of the same
-    places at a later position of that axis, every axis's in one array each; and the offset
-    of its last cell."""
-    rng = np.random.default_rng(len(shape))
-    firsts, laters = [], []
-    for axis in axes:
-        at = [rng.integers(0, n, _SAMPLES) if k != axis else 0 for k, n in enumerate(shape)]
-        first = sum(i * st for i, st in zip(at, steps))
-        firsts.append(first)
-        laters.append(first + rng.integers(1, shape[axis], _SAMPLES) * steps[axis])
-    return np.concatenate(firsts), np.concatenate(laters), sum((n - 1) * st for n, st in zip(shape, steps))
-
-
-def _apart(op: _Operand, gather: Gather, candidates: tuple[int, ...]) -> bool:
-    """Whether the operand's values differ along every candidate digit at some of `_SAMPLES`
-    scattered cells (then they repeat along none: `_value_independent` is empty), by one take
-    of each side from an affine read at offsets drawn once per layout. False when that does
-    not tell (a repeat, a read by index, a negative stride); the exact check then runs.
-    (Issue 61: the stationary operand of `drawn_s101_0`, new each tile, took 0.3 ms a tile
-    in views and takes per digit and the run's memo key.)"""
-    found = op.in_place(gather)
-    if found is not None:
-        view = found[0]
-    elif op.lazy is None and gather.offset is not None:
-        view = _view(op.raw, gather)
-    else:
-        return False
-    item, axes = view.itemsize, tuple(1 + gather.digits.index(k) for k in candidates)
-    if view.size == 0 or any(st < 0 or st % item for st in view.strides) or any(view.shape[a] < 2 for a in axes):
-        return False
-    first, later, last = _apart_samples(view.shape, tuple(st // item for st in view.strides), axes)
-    flat = as_strided(view, (last + 1,), (item,), writeable=False)
-    return bool((flat.take(first) != flat.take(later)).reshape(len(axes), _SAMPLES).any(axis=1).all())
 
 
 def _compared(op: _Operand, gather: Gather, candidates: tuple[int, ...]) -> frozenset[int]:

@@ -14,7 +14,7 @@ from ir.data_movement_ops import Switch, Transpose
 from ir.switch.semantics import switch_data, transpose_data, turned_tiles
 from ir.transpose.params import TransposeParams
 
-from backends.cpu import arena, compact as compact_lib, compact_moves, keys, layout, lazy_rows, switch_rows
+from backends.cpu import affine_grid, arena, compact as compact_lib, compact_moves, keys, layout, lazy_rows, switch_rows
 from backends.cpu.handlers import handles
 from backends.cpu.lazy_rows import LazyRows
 from backends.cpu.lru import MISSING, ByObject, Lru
@@ -145,19 +145,24 @@ def _pending_read(buf: compact_moves.Pending, t, valid: int) -> np.ndarray | Non
 def _pending_grid(plan: MovePlan, time: int, packet: int, valid: int, row_len: int) -> tuple[int, tuple[int, int]] | None:
     """(the row element of cell (0, 0), the element steps along time and along the packet)
     when cell (s, c) of every packet's first `valid` cells reads live row element
-    first + s * step_t + c * step_c under the moves' `plan`, every one inside the row."""
+    first + s * step_t + c * step_c under the moves' `plan`, every one inside the row
+    (`affine_grid.grid_of`, as a tile's composed DMA is found: `views._composed`)."""
     if len(plan.index) != time * packet or not 0 < valid <= packet:
         return None
-    index = plan.index.reshape(time, packet)[:, :valid].astype(np.int64)
-    if plan.live is not None and not plan.live.reshape(time, packet)[:, :valid].all():
+
+    def read(k: np.ndarray) -> np.ndarray | None:  # the row elements the (s, c) cells of ranks k read
+        at = (k // valid) * packet + k % valid
+        if plan.live is not None and not plan.live[at].all():
+            return None
+        return plan.index[at].astype(np.int64)
+
+    found = affine_grid.grid_of(read, (time, valid))
+    if found is None:
         return None
-    first = int(index[0, 0])
-    step_t = int(index[1, 0]) - first if time > 1 else 0
-    step_c = int(index[0, 1]) - first if valid > 1 else 0
+    first, (step_t, step_c) = found
     if step_t < 0 or step_c < 0 or first + (time - 1) * step_t + (valid - 1) * step_c >= row_len:
         return None
-    grid = first + step_t * np.arange(time)[:, None] + step_c * np.arange(valid)
-    return (first, (step_t, step_c)) if np.array_equal(grid, index) else None
+    return first, (step_t, step_c)
 
 
 def _live_of(t) -> tuple[bool, np.ndarray | None]:

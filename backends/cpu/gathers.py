@@ -9,10 +9,11 @@ from collections.abc import Callable
 
 import attrs
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from backends.cpu.moves_strided import check_block
 
-__all__ = ["Gather"]
+__all__ = ["Gather", "cells_view"]
 
 
 @attrs.frozen(eq=False)
@@ -41,6 +42,18 @@ class Gather:
     def size(self) -> int:
         """Positions read (`index.size`, the index not made)."""
         return self.held.size if self.held is not None else math.prod(self.shape)
+
+
+def cells_view(raw: np.ndarray, gather: Gather) -> np.ndarray:
+    """The operand's cells over its layout, (rows, *shape): a strided view when affine."""
+    rows = raw.shape[0]
+    if gather.offset is not None:
+        item = raw.itemsize
+        return as_strided(raw[:, gather.offset:], shape=(rows, *gather.shape),
+                          strides=(raw.strides[0], *(s * item for s in gather.strides)),
+                          writeable=False)
+    return raw[:, gather.index].reshape(rows, *gather.shape)
+
 
 
 def _coord(k: int, size: int, nd: int) -> np.ndarray:

@@ -24,7 +24,7 @@ from ir.rules.views import fill_pattern
 from ir.rf_reshape import RfReshape
 from ir.view_ops import Memset, NewTensor, ToView, Window
 
-from backends.cpu import arena, compact_moves, layout, lazy_rows, moves, moves_strided
+from backends.cpu import affine_grid, arena, compact_moves, layout, lazy_rows, moves, moves_strided
 from backends.cpu.compact import Compact, _span, live_steps as _live_steps
 from backends.cpu.compact_moves import Pending
 from backends.cpu.lazy_rows import LazyRows
@@ -292,9 +292,6 @@ def _direct_pending(op: ToView, offset: tuple[int, ...], src: Pending, out: np.n
     return _put(out, offset, form, base.reshape(-1)[start:])
 
 
-_BLOCK = 1 << 12  # grid cells `_composed` checks at a time (a few int64 arrays of 32 KiB: a first run's peak)
-
-
 def _composed(op: ToView, src: Pending, out_shape: tuple[int, ...], out_strides: tuple[int, ...]) -> tuple | None:
     """(`_direct_form` reading the pending rows, C-contiguous, with the moves composed in;
     the element of the rows it starts at) when every cell the copy reads is a live cell of a
@@ -318,19 +315,10 @@ def _composed(op: ToView, src: Pending, out_shape: tuple[int, ...], out_strides:
             return None
         return rank[row] * row_step + plan.index[at]
 
-    # the first cell, and the next along each axis (none along an axis of one: its step is never taken)
-    corners = read(np.array([0, *(math.prod(extents[a + 1:]) if n > 1 else 0 for a, n in enumerate(extents))],
-                            np.int64))
-    if corners is None:
+    found = affine_grid.grid_of(read, extents)  # every cell checked (as the Transpose Engine's read: engines)
+    if found is None:
         return None
-    start, strides = int(corners[0]), tuple(int(c - corners[0]) for c in corners[1:])
-    n = math.prod(extents)
-    for lo in range(0, n, _BLOCK):  # every cell checked against the grid
-        k = np.arange(lo, min(n, lo + _BLOCK), dtype=np.int64)
-        got = read(k)
-        if got is None or not np.array_equal(
-                got, start + sum(d * st for d, st in zip(np.unravel_index(k, extents), strides))):
-            return None
+    start, strides = found
     return (form[0], extents, tuple(st * item for st in strides), *form[3:]), start
 
 

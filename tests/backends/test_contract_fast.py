@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 
-from backends.cpu import CpuBackend, CpuOptions, contract, contract_fast, contract_float, contract_int, contract_plan
+from backends.cpu import CpuBackend, CpuOptions, contract, contract_fast, contract_float, contract_int, contract_plan, value_samples
 from ir import contract_arith as ca
 from npu_opt.run import run
 from tests.backends import kernels_shapes, kernels_small
@@ -394,15 +394,15 @@ def test_repeats_rejects_by_samples_and_still_reads_every_cell() -> None:
     base = np.random.default_rng(8).integers(0, 60000, 65 * 4096, dtype=np.uint16)
     shape, steps = (65, 8, 2, 2, 2, 2, 2, 8, 16), (4096, 512, 2, 4, 8, 16, 32, 64, 0)
     view = np.lib.stride_tricks.as_strided(base, shape, tuple(2 * st for st in steps), writeable=False)
-    assert contract_fast._differs(view)
+    assert value_samples.differs(view)
     repeated = np.ascontiguousarray(np.broadcast_to(view[:, :1], shape))
-    assert not contract_fast._differs(repeated)
+    assert not value_samples.differs(repeated)
     one_off = repeated.copy()
     one_off[40, 5, 1, 0, 1, 0, 1, 7, 3] += 1
-    assert not contract_fast._differs(one_off)  # the samples miss it
+    assert not value_samples.differs(one_off)  # the samples miss it
     for v, want in ((view, False), (repeated, True), (one_off, False)):
         assert contract_fast._repeats(v) == want == bool((v == v[:, :1]).all())
-    assert not contract_fast._differs(view[:, :, ::-1])  # a negative stride: left to the full check
+    assert not value_samples.differs(view[:, :, ::-1])  # a negative stride: left to the full check
 
 
 @pytest.mark.parametrize("stored", ["array", "lazy"])
@@ -438,6 +438,6 @@ def test_apart_rejects_only_digits_whose_values_differ(stored: str) -> None:
                                    (one_off, (0,), False)):
         v = view(raw)
         want = {k for k in candidates if bool((np.moveaxis(v, 1 + k, 1) == np.moveaxis(v, 1 + k, 1)[:, :1]).all())}
-        assert contract_fast._apart(operand(raw), gather, candidates) == apart
+        assert value_samples.apart(operand(raw), gather, candidates) == apart
         assert contract_fast._value_independent(operand(raw), gather, candidates, "a") == want
     assert want == set()  # the one cell off is found by the exact check
