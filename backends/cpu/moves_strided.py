@@ -41,7 +41,7 @@ class StridedForm:
     full: bool
 
 
-_CHECK_BLOCK = 1 << 12  # the most cells a step of the exact checks and scans below looks at
+_CHECK_BLOCK = 1 << 14  # the most cells a step of the exact checks and scans below looks at
 _LEAST_BLOCK = 1 << 11  # the fewest (a smaller plan: all at once)
 
 
