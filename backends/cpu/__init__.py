@@ -27,7 +27,7 @@ from tu_ops.target import TargetLike
 
 from backends import inout
 from backends.typecheck import TypecheckBackend
-from backends.cpu import arena, host
+from backends.cpu import arena, heap_trim, host
 from backends.cpu.executor import execute_inout, run_blas_limit
 from backends.cpu.options import DEFAULT, CpuOptions
 from backends.cpu import (  # noqa: F401 - the modules that declare handlers (backends.cpu.handlers)
@@ -113,7 +113,8 @@ class CpuBackend:
         """Results as host arrays, then the in-out arrays written in place (`backends.inout`).
         `numerics` overrides `CpuOptions.numerics` for this run ("chip" or "reference")."""
         options = self.options if numerics is None else attrs.evolve(self.options, numerics=numerics)
-        result: TraceResult = self._kept(kernel, target, lambda: kernel.trace(target))
+        traced: list[bool] = []  # traced in this call: the kernel's first run here (backends/cpu/heap_trim.py)
+        result: TraceResult = self._kept(kernel, target, lambda: traced.append(True) or kernel.trace(target))
         if result.errors:
             raise CompileError(result.errors)
         params = result.kernel.params
@@ -123,8 +124,8 @@ class CpuBackend:
         ret = result.kernel.returns
         scratch = self._arenas.pop() if self._arenas else arena.Arena()  # one per concurrent run
         try:
-            with arena.scope(scratch), run_blas_limit(result.kernel, options):  # from_buffer copies every
-                # result out of the scratch; BLAS limited once for the run's matmuls
+            with arena.scope(scratch), heap_trim.first_run(bool(traced)), run_blas_limit(result.kernel, options):
+                # from_buffer copies every result out of the scratch; BLAS limited once for the run's matmuls
                 outputs, finals = execute_inout(result.kernel, buffers, options, inplace)
                 values = tuple(host.from_buffer(buf, v.type) for buf, v in zip(outputs, ret.values)) if ret else ()
                 written = _finals(finals, result.kernel, [k for k, p in enumerate(params) if p.mutable], inplace,

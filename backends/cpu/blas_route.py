@@ -31,13 +31,20 @@ class Route:
     """How `contract_blas.contract` makes the rows' products from the classes (`route`): `kind` one
     matmul of every A class against every W class ("whole"), one per set of classes met
     ("grouped", `grouping`), or one per spatial row ("rows"); `index`, when not None, the
-    flat position in the products of every result cell (rows, cells) of each row."""
+    flat position in the products of every result cell (rows, cells) of each row, not kept
+    when that take is a strided read (`runs`; then `cells` alone says its shape)."""
 
     kind: str
     grouping: "Grouping | None"
     index: np.ndarray | None
     blocks: tuple[int, ...] = ()  # "whole": the products as (N', DA, I, DW, J)
-    runs: tuple[int, tuple[int, ...], tuple[int, ...]] | None = None  # `index` as a strided read (`_runs`)
+    runs: tuple[int, tuple[int, ...], tuple[int, ...]] | None = None  # the take as a strided read (`_runs`)
+    cells: tuple[int, ...] | None = None  # the take's shape (rows, cells): None when there is none
+
+    @property
+    def taken(self) -> bool:
+        """Whether the result cells are one take of the products (`index` or `runs`)."""
+        return self.cells is not None
 
 
 _ROUTES: ByObject[Lru] = ByObject()
@@ -75,7 +82,8 @@ def route(ca: np.ndarray, cw: np.ndarray, da: int, dw: int, dims: tuple[int, int
     if source[0] == cells and source[1] is not None and len(ca) * cells <= _INDEX_MAX and math.prod(shape) < 2 ** 31:
         at = spread(np.arange(math.prod(shape), dtype=np.int32).reshape(shape), found, ca, cw)
         index = np.take(at.reshape(len(ca), -1), source[1], axis=1)
-        found = attrs.evolve(found, index=index, runs=_runs(index))
+        runs = _runs(index)  # a strided read: the index is not kept (1 MiB on drawn_s2_3: issue 61)
+        found = attrs.evolve(found, index=None if runs is not None else index, runs=runs, cells=index.shape)
     return routes.put(key, found)
 
 

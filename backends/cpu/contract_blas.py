@@ -202,7 +202,7 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
         if route.kind == "whole":  # one matmul of every A class against every W class
             left = (fa if nn == 1 else fa.transpose(1, 0, 2, 3)).reshape(nn, da * ni, k)
             right = (fw if nn == 1 else fw.transpose(1, 0, 2, 3)).reshape(nn, dw * nj, k)
-            placed = None if route.index is not None else blas_route.whole_placed(
+            placed = None if route.taken else blas_route.whole_placed(
                 lambda lb, rb, into: _matmul(lb, rb, split, into), left, right.transpose(0, 2, 1), ca, cw, plan.dest, plan.out_cells)
             if placed is not None:  # made and placed a block of A classes at a time
                 _done(fa, kept_a), _done(fw, kept_w)
@@ -233,11 +233,11 @@ def _finish(products: np.ndarray | None, route: blas_route.Route, ca: np.ndarray
     """The result cells of `route`'s `products` (None: some sum could round), +0 added."""
     if products is None:
         return None
-    if route.index is not None and _in_order(route.runs, products):  # the products are the result cells
+    if route.taken and _in_order(route.runs, products):  # the products are the result cells
         np.add(products, np.float32(0), out=products)  # in order: +0 added in place, no second buffer
-        return products.reshape(route.index.shape)
-    if route.index is not None:  # the spread over the rows and the placing in one take
-        out = arena.empty(route.index.shape, np.float32)  # the run's scratch: no fresh pages each run
+        return products.reshape(route.cells)
+    if route.taken:  # the spread over the rows and the placing in one take
+        out = arena.empty(route.cells, np.float32)  # the run's scratch: no fresh pages each run
         if route.runs is not None:  # the take a strided read: copied run by run, +0 added on the way
             first, shape, steps = route.runs
             flat = products.reshape(-1)

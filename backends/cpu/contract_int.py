@@ -31,6 +31,9 @@ PARALLEL_MIN = 1 << 22
 `CpuOptions.threads` threads (each running BLAS on one thread)."""
 PIECES = 4
 """Parts of a shared folded matmul per thread."""
+BLOCK_BYTES = arena.MIN_BYTES
+"""The most bytes of float products a folded matmul computes at a time (`_blocks`): a block
+is still one arena buffer, which the next run takes again."""
 
 
 def _int_bound(dtype: DType) -> int:
@@ -91,13 +94,14 @@ class Rows(NamedTuple):
         """(rows, 1) values equal where the rows are equal (`row_of`), or None."""
         return None if self.row_of is None else self.row_of[:, None]
 
-    def pick(self, outer: int, inner: int, along_outer: bool) -> np.ndarray:
+    def pick(self, outer: int, inner: int, along_outer: bool, part: slice = slice(None)) -> np.ndarray:
         """The spatial rows read as an outer x inner grid at inner 0 (`along_outer`: one
-        per outer position) or at outer 0 (one per inner position)."""
+        per outer position, of the positions `part` only) or at outer 0 (one per inner
+        position)."""
         if self.row_of is None:
             v = self.cells.reshape(outer, inner, *self.cells.shape[1:])
-            return v[:, 0] if along_outer else v[0]
-        idx = np.arange(outer) * inner if along_outer else np.arange(inner)
+            return v[part, 0] if along_outer else v[0]
+        idx = (np.arange(outer) * inner)[part] if along_outer else np.arange(inner)
         return self.cells[self.row_of[idx]]
 
 
@@ -120,13 +124,14 @@ def _int_operand(src: np.ndarray, ftype, live: np.ndarray | None, groups: tuple[
     return out
 
 
-def _distinct(a_src: Rows, w_src: Rows, split: tuple[int, int, bool]) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct rows of each operand under `split`: (outer rows, inner rows) of the
-    one varying with the outer factor and of the one varying with the inner."""
+def _distinct(a_src: Rows, w_src: Rows, split: tuple[int, int, bool], along_outer: bool,
+              part: slice = slice(None)) -> np.ndarray:
+    """The distinct rows under `split` of the operand varying with the outer factor
+    (`along_outer`; at the outer positions `part` only) or of the one varying with the
+    inner: only the rows asked for are gathered (a part's matmul does not copy the
+    other parts' rows, nor the inner rows a caller converted once: issue 61, first-run memory)."""
     outer, inner, stream_outer = split
-    if stream_outer:
-        return a_src.pick(outer, inner, True), w_src.pick(outer, inner, False)
-    return w_src.pick(outer, inner, True), a_src.pick(outer, inner, False)
+    return (a_src if stream_outer == along_outer else w_src).pick(outer, inner, along_outer, part)
 
 
 def _float_rows(src: np.ndarray, plan: Plan, ftype, side: str) -> np.ndarray:
@@ -143,10 +148,9 @@ def _folded(a_src: Rows, w_src: Rows, plan: Plan, ftype, split: tuple[int, int, 
     the inner operand's rows already in `ftype` (`_float_rows`); `scratch`: the result in
     the run's arena (`arena.empty`), which the caller gives back once read."""
     stream_outer = split[2]
-    o_src, i_src = _distinct(a_src, w_src, split)
     o_side, i_side = ("a", "w") if stream_outer else ("w", "a")
-    o = _float_rows(o_src[part], plan, ftype, o_side)
-    i = _float_rows(i_src, plan, ftype, i_side) if inner is None else inner
+    o = _float_rows(_distinct(a_src, w_src, split, True, part), plan, ftype, o_side)
+    i = _float_rows(_distinct(a_src, w_src, split, False), plan, ftype, i_side) if inner is None else inner
     a, w = (o, i) if stream_outer else (i, o)
     na, nn, ni, nr = a.shape
     nw, _, nj, _ = w.shape
@@ -164,6 +168,17 @@ def _parts(split: tuple[int, int, bool] | None, work: int, threads: int) -> list
     outer = 1 if split is None else split[0]
     n = min(threads * PIECES, outer) if work >= PARALLEL_MIN and threads > 1 else 1
     cuts = [outer * k // n for k in range(n + 1)]
+    return [slice(lo, hi) for lo, hi in zip(cuts, cuts[1:])]
+
+
+def _blocks(part: slice, row_bytes: int) -> list[slice]:
+    """`part`'s outer rows cut into blocks whose products hold at most `BLOCK_BYTES` (one row
+    at least): a first run's peak holds one block's products beside the result cells, not
+    the whole matmul's (issue 61, first-run memory: drawn_s1_4's 2 MiB of products and its
+    2 MiB of cells)."""
+    rows = part.stop - part.start
+    n = min(rows, max(1, -(-rows * row_bytes // BLOCK_BYTES)))
+    cuts = [part.start + rows * k // n for k in range(n + 1)]
     return [slice(lo, hi) for lo, hi in zip(cuts, cuts[1:])]
 
 
@@ -202,19 +217,22 @@ def _folded_into(target: tuple[np.ndarray, tuple[int, ...]], a_src: Rows, w_src:
     nn, ni, nr = plan.a.groups
     cells = np.reshape(view, (*grid, *fine), copy=False)
     parts = _parts(split, math.prod(grid) * nn * ni * plan.w.groups[1] * nr, threads)
-    inner = None if len(parts) == 1 else \
-        _float_rows(_distinct(a_src, w_src, split)[1], plan, ftype, "w" if split[2] else "a")
+    row_bytes = grid[1] * nn * ni * plan.w.groups[1] * np.dtype(ftype).itemsize  # products of one outer row
+    blocks = [_blocks(part, row_bytes) for part in parts]
+    inner = None if sum(map(len, blocks)) == 1 else \
+        _float_rows(_distinct(a_src, w_src, split, False), plan, ftype, "w" if split[2] else "a")
 
-    def fill(part: slice) -> None:
-        # the products in the run's scratch, given back once cast: the run's next large request
-        # (a commit's trim that drops cells), or the next run, takes the same memory (issue 61,
-        # first-run memory: drawn_s1_4's 2 MiB of products beside 2 MiB of fresh trim)
-        y = _folded(a_src, w_src, plan, ftype, split, part, inner, scratch=True)
-        np.copyto(cells[part], np.broadcast_to(y[..., None], (*y.shape, zn)).reshape(y.shape[0], grid[1], *fine),
-                  casting="unsafe")
-        arena.give_back(y)
+    def fill(part: list[slice]) -> None:
+        for rows in part:  # products of at most `BLOCK_BYTES` at a time, cast before the next block's
+            # the products in the run's scratch, given back once cast: the run's next large request
+            # (a commit's trim that drops cells), or the next run, takes the same memory (issue 61,
+            # first-run memory: drawn_s1_4's 2 MiB of products beside 2 MiB of fresh trim)
+            y = _folded(a_src, w_src, plan, ftype, split, rows, inner, scratch=True)
+            np.copyto(cells[rows], np.broadcast_to(y[..., None], (*y.shape, zn)).reshape(y.shape[0], grid[1], *fine),
+                      casting="unsafe")
+            arena.give_back(y)
 
-    share([lambda part=part: fill(part) for part in parts], threads)
+    share([lambda part=part: fill(part) for part in blocks], threads)
 
 
 def contract_int(outer, s_op, t_op, plan: Plan,

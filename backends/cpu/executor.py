@@ -23,8 +23,7 @@ import numpy as np
 from ir.errors import InternalError
 from ir.kernel import Kernel
 from ir.ops import (
-    Begin, Collect, Commit, CommitTrim, ContractTime,
-    Fetch, Op,
+    Begin, Collect, Commit, CommitTrim, ContractTime, Fetch, Op,
     Final, Param, Return, ToDm, ToHbm, ToTrf, View,
 )
 
@@ -35,7 +34,8 @@ from ir.vrf_ops import ToVrf
 
 from ir.regions import LoopRun, closes_region, extend_reads, loops
 from ir.runtime_ops import GuardBegin, GuardEnd
-from backends.cpu import arena, compact, compact_moves, layout, lazy_rows, moves, row_classes, run_memo, runtime, uninit
+from backends.cpu import arena, compact, compact_moves, heap_trim, layout, lazy_rows, moves, row_classes, run_memo, \
+    runtime, uninit
 from backends.cpu.lru import ByObject
 from backends.cpu.scratch import Scratch, memory
 from backends.cpu.handlers import HANDLERS, handles, takes_compact, takes_lazy
@@ -376,13 +376,13 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray], options: CpuOpti
         handler = _handler(type(op), handlers)
         if handler is None:
             raise InternalError(f"the cpu backend cannot execute `{op.text()}`")
-        kwargs = _keywords(step, options, env, params, finals, inplace)
-        env[step.result] = handler(op, *args, **kwargs)
+        env[step.result] = handler(op, *args, **_keywords(step, options, env, params, finals, inplace))
         if marks is not None:
             marks.after(op, np.shape(env[step.result]), env, args)
         for v in step.last:
             scratch.dead(v, env.pop(v, None))
         scratch.recycle(env, params, finals)
+        heap_trim.after_op()  # a kernel's first run: a slow op's freed heap goes back to the system
     return results, tuple(finals)
 
 

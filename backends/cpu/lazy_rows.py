@@ -244,6 +244,12 @@ def gather_view(lazy: LazyRows, gather) -> tuple[np.ndarray, tuple[int, ...]] | 
 
 @functools.lru_cache(maxsize=256)
 def _base_gather(form: StridedForm, n_dst: int, item: int, gather):
+    found = _affine_cells(form, n_dst, item, gather) if gather.size else None
+    if found is not None and all(v % item == 0 for v in (found[0], *found[1])):  # whole elements
+        # affine: no index of every cell kept (`Gather.index` makes it on a reading; kept in
+        # this cache, it was 1 MiB of int64 on drawn_s2_3: issue 61, first-run memory)
+        return Gather(gather.digits, gather.shape, gather.groups, None, found[0] // item,
+                      tuple(v // item for v in found[1]))
     index = _offsets(form, n_dst, item, gather.index) // item
     found = _affine(index.reshape(gather.shape)) if index.size else None
     offset, strides = found if found is not None else (None, None)
