@@ -90,6 +90,34 @@ def test_held_ranges_answers_as_held_rows_does_on_every_row_of_the_ranges():
     assert len(answers) == 3            # both loads' answers and None were each met
 
 
+
+def test_ranges_apart_are_decided_by_bisection_as_by_their_rows():
+    """`copies._one_load` (ranges that do not overlap, as a TRF load's of a batched kernel:
+    8 lane ranges against the notes of the load before and this one) against an oracle over
+    sets of rows: the notes meeting a row of the ranges share one `rep`, and cover them."""
+    old, new = np.array([0, 0, 2, 2]), np.array([0, 1, 0, 1])
+    notes = [(256 * i + j * 8, 256 * i + j * 8 + 8, rep) for i in range(8) for j, rep in ((0, old), (1, new))]
+    ranges = [(256 * i + 8, 256 * i + 16) for i in range(8)]
+    assert copies._apart(ranges) is not None and copies._one_load(notes, *copies._apart(ranges)) is new
+    assert copies._apart([(0, 8), (4, 12)]) is None and copies._apart([(5, 3)]) is None
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        notes = []
+        for _ in range(rng.integers(0, 6)):
+            lo = int(rng.integers(0, 40))
+            notes.append((lo, lo + int(rng.integers(0, 10)), (old, new)[int(rng.integers(0, 2))]))
+        ranges, at = [], 0
+        for _ in range(rng.integers(1, 5)):
+            at += int(rng.integers(0, 8))
+            ranges.append((at, at + int(rng.integers(0, 8))))
+            at = ranges[-1][1]
+        wanted = {r for lo, hi in ranges for r in range(lo, hi)}
+        met = [(set(range(a, b)), rep) for a, b, rep in notes if set(range(a, b)) & wanted]
+        same = len({id(rep) for _, rep in met}) == 1
+        want = met[0][1] if same and wanted <= set().union(*(rows for rows, _ in met)) else None
+        order = ranges[::-1] if rng.random() < 0.5 else ranges
+        assert copies._one_load(notes, *copies._apart(order)) is want
+
 def _command(sizes, src_strides, dst_strides):
     """A DMA command's loop entries (all `copies.dma_written` reads of it)."""
     return types.SimpleNamespace(entries=[types.SimpleNamespace(size=n, src_stride=s, dst_stride=d)
