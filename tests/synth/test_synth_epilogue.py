@@ -105,8 +105,9 @@ def test_the_epilogue_kernel_equals_the_oracle_on_cpu_and_visa(tmp_path: Path, c
                                                                einsum: str, dtype: str, sizes: dict[str, int],
                                                                letters: str, out_dtype: np.dtype, oracle) -> None:
     out = tmp_path / "out"
-    # --top 1: the winner (the one --top 3 takes: an exact space checks on until one passes) is
-    # run against the oracle below
+    # --top 1: only the best candidate is checked, and it wins when it passes (as under --top 3,
+    # which takes the first of three that passes; when it fails, no candidate wins and the test
+    # fails); the winner is run against the oracle below
     status = main(["synth", einsum, "--dtype", dtype, "--sizes", ",".join(f"{k}={v}" for k, v in sizes.items()),
                    "-o", str(out), "--top", "1"])
     assert status == 0, capsys.readouterr().err

@@ -22,9 +22,10 @@ from synth.space import source
 
 def _synth(tmp_path: Path, einsum: str, sizes: str, *extra: str) -> tuple[int, Path]:
     """`npu-opt synth` with `--top 1` (a later `--top` in `extra` wins): these tests run the
-    winner against their own oracle, and an exact space checks on down the ranking until one
-    passes, so the winner is the one the default `--top 3` picks (test_synth.py's 512 x 512 x 64
-    GEMM and docs/synth.md keep the default)."""
+    winner against their own oracle. Only the best candidate is checked, and it wins when it
+    passes, as under the default `--top 3` (the first of three that passes); when it fails no
+    candidate wins and the test fails. test_synth.py's 512 x 512 x 64 GEMM and docs/synth.md
+    keep the default."""
     out = tmp_path / "out"
     return main(["synth", einsum, "--sizes", sizes, "-o", str(out), "--top", "1", *extra]), out
 
