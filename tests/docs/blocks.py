@@ -15,9 +15,9 @@ Kinds of fenced block, by the first word of the fence's info string:
 - `console`: every `$ ` line is a shell command run in the page's directory; the lines
   up to the next `$ ` are its expected stdout+stderr, compared exactly except that a
   line `...` (or `...` inside a line) matches anything.
-  A plain `npu-opt ...` command (no shell syntax outside quotes) and `python -m
-  examples.NAME` run in this process (driver.cli.main, runpy), saving an interpreter's
-  start-up and its imports; every other command runs in a shell.
+  A plain `npu-opt ...` command (no shell syntax outside quotes) runs in this process
+  (driver.cli.main), saving an interpreter's start-up and its imports; every other
+  command runs in a shell.
 - every other language (`sh`, `text`, `rust`, `toml`, `json`, `lua`) is shown only.
 
 The page directory holds a link `examples` to the repository's examples/.
@@ -31,7 +31,6 @@ import importlib
 import io
 import os
 import re
-import runpy
 import shlex
 import shutil
 import subprocess
@@ -51,8 +50,6 @@ _FENCE = re.compile(r"^(?P<indent>[ ]*)```(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=i
 _CHECKER_FLAGS = doctest.ELLIPSIS
 # `npu-opt ARGS` with no shell syntax outside quotes: run through driver.cli.main in this process.
 _IN_PROCESS = re.compile(r"npu-opt(?: .+)?")
-# `python -m examples.NAME`: one of the repository's example scripts, run in this process (runpy).
-_EXAMPLE_SCRIPT = re.compile(r"python -m (examples(?:\.[A-Za-z_]\w*)+)")
 _SHELL = set(";&|<>$`()*?[]{}~#!\\\n")
 """Characters the shell acts on outside quotes (a command holding one runs in a shell)."""
 
@@ -174,9 +171,6 @@ class PageRunner:
     def shell(self, command: str) -> str:
         if _IN_PROCESS.fullmatch(command) and _plain(command):
             return self._in_process(shlex.split(command)[1:])
-        script = _EXAMPLE_SCRIPT.fullmatch(command)
-        if script:
-            return self._captured(lambda: runpy.run_module(script.group(1), run_name="__main__", alter_sys=True))
         env = dict(os.environ, COLUMNS="88", PYTHONPATH=os.pathsep.join([str(self.workdir), str(ROOT)]),
                    PATH=os.pathsep.join([self._scripts(), str(Path(sys.executable).parent),
                                          os.environ.get("PATH", "")]))
