@@ -13,9 +13,12 @@ limit (delete the entry), or got simpler while still over it (write the new numb
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import mccabe
+
+from tests import source_tree
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("npu_opt", "synth", "driver", "ir", "tu_ops", "visa", "backends")
@@ -26,24 +29,27 @@ ALLOW: dict[str, int] = {
 }
 
 
-def complexities(source: str, path: str) -> dict[str, int]:
+def complexities(source: str | ast.Module, path: str) -> dict[str, int]:
     """"path:name" -> McCabe complexity of each function (and module-level branch) in
-    `source`; a method's name is `Class.method`, a nested function's is folded into its holder."""
-    tree = compile(source, path, "exec", ast.PyCF_ONLY_AST)
+    `source` (its text or its parsed tree); a method's name is `Class.method`, a nested
+    function's is folded into its holder."""
+    tree = compile(source, path, "exec", ast.PyCF_ONLY_AST) if isinstance(source, str) else source
     visitor = mccabe.PathGraphingAstVisitor()
     visitor.preorder(tree, visitor)
     return {f"{path}:{graph.entity}": graph.complexity() for graph in visitor.graphs.values()}
 
 
+@functools.cache
 def measured() -> dict[str, int]:
-    """The complexity of everything in the six packages, keyed "path:name"."""
+    """The complexity of everything in the packages, keyed "path:name" (measured once per
+    process, on the shared parse of tests/source_tree.py: both tests below read it)."""
     out: dict[str, int] = {}
     counts = {}
     for pkg in PACKAGES:
-        files = sorted((ROOT / pkg).rglob("*.py"))
+        files = source_tree.paths(pkg)
         counts[pkg] = len(files)
         for path in files:
-            out.update(complexities(path.read_text(encoding="utf-8"), path.relative_to(ROOT).as_posix()))
+            out.update(complexities(source_tree.tree(path), path.relative_to(ROOT).as_posix()))
     assert all(n > 3 for n in counts.values()), f"too few source files found: {counts}"
     return out
 

@@ -23,6 +23,8 @@ import ast
 import functools
 from pathlib import Path
 
+from tests import source_tree
+
 ROOT = Path(__file__).resolve().parent.parent
 CHECKED = ("npu_opt", "driver", "backends", "visa", "tu_ops", "ir")
 ALL_PACKAGES = ("npu_opt", "synth", "driver", "ir", "tu_ops", "visa", "backends")
@@ -161,13 +163,13 @@ def _scan() -> tuple[dict[str, set[str]], list[tuple[str, str, int]], list[tuple
     (importer, imported, line), and its lazy names' loaders as (module, function), whose
     imports are neither. Read once per process, by the first test that asks (not at
     collection, which every xdist worker pays)."""
-    paths = {_module_name(p): p for pkg in ALL_PACKAGES for p in sorted((ROOT / pkg).rglob("*.py"))}
+    paths = {_module_name(p): p for pkg in ALL_PACKAGES for p in source_tree.paths(pkg)}
     known = set(paths)
     top: dict[str, set[str]] = {}
     inner: list[tuple[str, str, int]] = []
     loaders: list[tuple[str, str]] = []
     for name, path in paths.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = source_tree.tree(path)
         top[name] = set()
 
         def visit(node: ast.AST, in_function: bool, name: str = name) -> None:
@@ -206,9 +208,10 @@ def _loaders() -> list[tuple[str, str]]:
     return _scan()[2]
 
 
-def _loads(module: str) -> set[str]:
+@functools.cache
+def _loads(module: str) -> frozenset[str]:
     """Every module importing `module` loads at once: its top-level imports, transitively,
-    with each module's parent packages."""
+    with each module's parent packages (once per module: each check of a cycle asks)."""
     seen: set[str] = set()
     todo = [module]
     while todo:
@@ -219,7 +222,7 @@ def _loads(module: str) -> set[str]:
             if prefix not in seen:
                 seen.add(prefix)
                 todo.extend(_top().get(prefix, ()))
-    return seen
+    return frozenset(seen)
 
 
 def _cycle(importer: str, imported: str) -> bool:

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import source_tree
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("driver", "npu_opt", "synth", "ir", "tu_ops", "visa", "backends")
 
@@ -57,7 +59,7 @@ def _module_name(path: Path) -> str:
 
 def _imports(path: Path) -> list[str]:
     """Every module `path` imports (absolute names; `from a import b` also yields `a.b`)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = source_tree.tree(path)
     package = _module_name(path).rsplit(".", 0 if path.name == "__init__.py" else 1)[0]
     out: list[str] = []
     for node in ast.walk(tree):
@@ -79,7 +81,7 @@ def modules() -> dict[str, list[str]]:
     import: every pytest-xdist worker imports this file to collect it, one runs its tests."""
     found = {}
     for package in PACKAGES:
-        for path in sorted((ROOT / package).rglob("*.py")):
+        for path in source_tree.paths(package):
             found[_module_name(path)] = _imports(path)
     return found
 

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import source_tree
+
 from ir.words import a_an, article
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -18,7 +20,7 @@ PACKAGES = ("npu_opt", "synth", "driver", "ir", "tu_ops", "visa", "backends")
 def _hard_articles(path: Path) -> list[str]:
     """`file:line` of every f-string with a literal "a " or "an " just before a `{...}` (a
     capital "A " is left alone: `schedule --compare` labels its two schedules A and B)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = source_tree.tree(path)
     found = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.JoinedStr):
@@ -32,7 +34,7 @@ def _hard_articles(path: Path) -> list[str]:
 
 
 def test_no_template_writes_its_own_article_before_a_value() -> None:
-    found = [hit for pkg in PACKAGES for path in sorted((ROOT / pkg).rglob("*.py")) for hit in _hard_articles(path)]
+    found = [hit for pkg in PACKAGES for path in source_tree.paths(pkg) for hit in _hard_articles(path)]
     assert found == [], "use ir.words.a_an(...) for the article before an interpolated value:\n" + "\n".join(found)
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests import source_tree
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("ir", "tu_ops", "visa", "backends", "npu_opt", "synth", "driver")
 MAX_MODULE_LINES = 400
@@ -24,7 +26,7 @@ FUNCTION_ALLOW: dict[str, str] = {}
 
 
 def _sources() -> list[Path]:
-    files = [p for pkg in PACKAGES for p in sorted((ROOT / pkg).rglob("*.py"))]
+    files = [p for pkg in PACKAGES for p in source_tree.paths(pkg)]
     assert len(files) > 100, f"found only {len(files)} source files under {PACKAGES}"
     return files
 
@@ -48,7 +50,7 @@ def _rel(path: Path) -> str:
 def test_modules_stay_under_the_line_limit() -> None:
     long = {}
     for path in _sources():
-        n = len(path.read_text(encoding="utf-8").splitlines())
+        n = len(source_tree.text(path).splitlines())
         if n > MAX_MODULE_LINES:
             long[_rel(path)] = n
     assert sorted(set(long) - set(MODULE_ALLOW)) == [], f"modules over {MAX_MODULE_LINES} lines: {long}"
@@ -58,8 +60,7 @@ def test_modules_stay_under_the_line_limit() -> None:
 def test_functions_stay_under_the_line_limit() -> None:
     long = {}
     for path in _sources():
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        for name, node in _functions(tree):
+        for name, node in _functions(source_tree.tree(path)):
             n = node.end_lineno - node.lineno + 1
             if n > MAX_FUNCTION_LINES:
                 long[f"{_rel(path)}:{name}"] = n

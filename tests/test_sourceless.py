@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import source_tree
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("driver", "npu_opt", "synth", "ir", "tu_ops", "visa", "backends")
 
@@ -85,8 +87,8 @@ def test_no_module_is_imported_by_a_name_in_a_string():
 
     found = []
     for package in PACKAGES:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for path in source_tree.paths(package):
+            for node in ast.walk(source_tree.tree(path)):
                 name = (node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
                         ) if isinstance(node, ast.Call) else ""
                 modules = ([a.name for a in node.names] if isinstance(node, ast.Import) else

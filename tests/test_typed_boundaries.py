@@ -18,6 +18,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests import source_tree
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("npu_opt", "synth", "driver", "ir", "tu_ops", "visa", "backends")
 
@@ -40,7 +42,7 @@ the count may only go down (lower it when you type some)."""
 
 def _any_params(path: Path, root: Path = ROOT) -> list[str]:
     """`file:line name` of every parameter in NAMES annotated as plain `Any`."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = source_tree.tree(path)
     out = []
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -60,7 +62,7 @@ def test_boundary_parameters_are_typed():
 
 def test_untyped_kernels_and_targets_only_decrease():
     boundary = {ROOT / rel for rel in BOUNDARY}
-    found = [hit for package in PACKAGES for path in sorted((ROOT / package).rglob("*.py"))
+    found = [hit for package in PACKAGES for path in source_tree.paths(package)
              if path not in boundary for hit in _any_params(path)]
     assert len(found) <= UNTYPED_ELSEWHERE, (
         f"{len(found)} kernel/target parameters annotated `Any` (at most {UNTYPED_ELSEWHERE}): type the ones "

@@ -15,6 +15,9 @@ Kinds of fenced block, by the first word of the fence's info string:
 - `console`: every `$ ` line is a shell command run in the page's directory; the lines
   up to the next `$ ` are its expected stdout+stderr, compared exactly except that a
   line `...` (or `...` inside a line) matches anything.
+  A plain `npu-opt ...` command (no shell syntax outside quotes) runs in this process
+  (driver.cli.main), saving an interpreter's start-up and its imports; every other
+  command runs in a shell.
 - every other language (`sh`, `text`, `rust`, `toml`, `json`, `lua`) is shown only.
 
 The page directory holds a link `examples` to the repository's examples/.
@@ -45,8 +48,28 @@ RUN_KINDS = ("python", "pycon", "console")
 _FENCE = re.compile(r"^(?P<indent>[ ]*)```(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=indent)```[ ]*$",
                     re.MULTILINE | re.DOTALL)
 _CHECKER_FLAGS = doctest.ELLIPSIS
-# `npu-opt ARGS` with no shell syntax: run through driver.cli.main in this process.
-_IN_PROCESS = re.compile(r"npu-opt(?: [^;&|<>$`()*?]+)?")
+# `npu-opt ARGS` with no shell syntax outside quotes: run through driver.cli.main in this process.
+_IN_PROCESS = re.compile(r"npu-opt(?: .+)?")
+_SHELL = set(";&|<>$`()*?[]{}~#!\\\n")
+"""Characters the shell acts on outside quotes (a command holding one runs in a shell)."""
+
+
+def _plain(command: str) -> bool:
+    """Whether the shell would pass `command`'s words on unchanged: no shell syntax outside
+    quotes, nothing expanded inside double quotes (`$`, a backquote, a backslash)."""
+    quote = None
+    for ch in command:
+        if quote == "'":
+            quote = None if ch == "'" else quote
+        elif quote == '"':
+            if ch in '$`\\':
+                return False
+            quote = None if ch == '"' else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in _SHELL:
+            return False
+    return quote is None
 
 
 @attrs.frozen
@@ -146,7 +169,7 @@ class PageRunner:
         self.counts["console"] += 1
 
     def shell(self, command: str) -> str:
-        if _IN_PROCESS.fullmatch(command):
+        if _IN_PROCESS.fullmatch(command) and _plain(command):
             return self._in_process(shlex.split(command)[1:])
         env = dict(os.environ, COLUMNS="88", PYTHONPATH=os.pathsep.join([str(self.workdir), str(ROOT)]),
                    PATH=os.pathsep.join([self._scripts(), str(Path(sys.executable).parent),
@@ -173,17 +196,23 @@ class PageRunner:
         """A plain `npu-opt ...` command runs in this process (no interpreter start-up)."""
         from driver.cli import main
 
+        return self._captured(lambda: main(argv))
+
+    def _captured(self, run) -> str:
+        """What `run()` prints (stdout, then stderr, as a shell shows a command's), run in the
+        page's directory with `sys.argv` restored after."""
         out, err = io.StringIO(), io.StringIO()
-        cwd = os.getcwd()
+        cwd, argv = os.getcwd(), sys.argv[:]
         os.chdir(self.workdir)
         try:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 try:
-                    main(argv)
+                    run()
                 except SystemExit:  # argparse exits on --help and on usage errors
                     pass
         finally:
             os.chdir(cwd)
+            sys.argv[:] = argv
         return out.getvalue() + err.getvalue()
 
     def close(self) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.docs.blocks import PageRunner, blocks
+from tests.docs.blocks import PageRunner, _plain, blocks
 
 
 def _run_page(tmp_path: Path, text: str, monkeypatch: pytest.MonkeyPatch) -> dict:
@@ -74,3 +74,12 @@ def test_indented_blocks_are_found(tmp_path):
     page.write_text('=== "tab"\n\n    ```python\n    x = 1\n\n    y = 2\n    ```\n')
     (block,) = blocks(page)
     assert block.kind == "python" and block.body == "x = 1\n\ny = 2\n"
+
+
+def test_only_commands_without_shell_syntax_run_in_process():
+    """Quoted words are plain (synth's einsums run in this process); a glob, a variable, a
+    redirection or an unclosed quote needs a shell."""
+    assert _plain('npu-opt synth "out[m,n] = a[m,k] * w[n,k]" --sizes m=512') and _plain("npu-opt x 'a*b; $c'")
+    for command in ("npu-opt check *.py", 'npu-opt check "$HOME"', "npu-opt check a > b", 'npu-opt check "a',
+                    "npu-opt check a; echo", "npu-opt check `x`", 'npu-opt check "a\\b"'):
+        assert not _plain(command), command

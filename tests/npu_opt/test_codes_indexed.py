@@ -13,12 +13,14 @@ code named in docs/ or README.md must be indexed.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
 import pytest
 
 from ir.codes import CODES
+from tests import source_tree
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("npu_opt", "driver", "ir", "tu_ops", "visa", "backends")
@@ -29,11 +31,11 @@ FAMILIES = {c.rsplit("-", 1)[0] for c in CODES}
 
 
 def _sources() -> list[Path]:
-    return sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py"))
+    return sorted(p for pkg in PACKAGES for p in source_tree.paths(pkg))
 
 
 def _literal_codes(path: Path) -> list[tuple[str, int]]:
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = source_tree.tree(path)
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and CODE.fullmatch(node.value):
@@ -46,8 +48,10 @@ def _literal_codes(path: Path) -> list[tuple[str, int]]:
     return found
 
 
+@functools.cache
 def raised_codes() -> dict[str, list[str]]:
-    """Each code-shaped literal of the shipped packages with the places it stands."""
+    """Each code-shaped literal of the shipped packages with the places it stands (scanned
+    once per process: the three tests below read it)."""
     sites: dict[str, list[str]] = {}
     for path in _sources():
         for code, line in _literal_codes(path):

@@ -21,8 +21,13 @@ from synth.space import source
 
 
 def _synth(tmp_path: Path, einsum: str, sizes: str, *extra: str) -> tuple[int, Path]:
+    """`npu-opt synth` with `--top 1` (a later `--top` in `extra` wins): these tests run the
+    winner against their own oracle. Only the best candidate is checked, and it wins when it
+    passes, as under the default `--top 3` (the first of three that passes); when it fails no
+    candidate wins and the test fails. test_synth.py's 512 x 512 x 64 GEMM and docs/synth.md
+    keep the default."""
     out = tmp_path / "out"
-    return main(["synth", einsum, "--sizes", sizes, "-o", str(out), *extra]), out
+    return main(["synth", einsum, "--sizes", sizes, "-o", str(out), "--top", "1", *extra]), out
 
 
 def _i8(rng: np.random.Generator, *shape: int) -> np.ndarray:
@@ -111,8 +116,10 @@ def test_a_four_chip_split_of_n_with_an_epilogue(tmp_path: Path, capsys: pytest.
 def test_a_split_of_k_sums_the_chips_partial_results(tmp_path: Path, capsys: pytest.CaptureFixture,
                                                       dtype: str) -> None:
     # 128 x 128 (a 50- or 62-candidate space): 512 x 512 swept 150 candidates for the same split, 2.5x the CPU
+    # bf16: the float space's best candidate does not pass synth's own check (with --top 1 no
+    # candidate wins), so it keeps the default --top 3, which goes on to the next ones
     status, out = _synth(tmp_path, "out[m,n] = a[m,k] * w[n,k]", "m=128,n=128,k=200", "--dtype", dtype,
-                         "--target", "rngd-2chip", "--split", "k")
+                         "--target", "rngd-2chip", "--split", "k", *(["--top", "3"] if dtype == "bf16:f32" else []))
     assert status == 0, capsys.readouterr().err
     text = (out / "synth_kernel.py").read_text()
     assert "from npu_opt.collectives import chip_all_reduce" in text and "chip_all_reduce(ctx, result)" in text
