@@ -247,7 +247,7 @@ def _tiled(a: tuple, w: tuple, threads: int) -> tuple[np.ndarray, list | None]:
     if _in_cache(raw_a, raw_w, rows):
         common = (raw_a, la.index, la.starts, la.base, np.int64(la.stride), wide_a, np.int64(la.size),
                   raw_w, lw.index, lw.starts, lw.base, np.int64(lw.stride), wide_w, np.int64(lw.size),
-                  ca, cw, np.zeros(rows, np.int64), *shape)
+                  ca, cw, *kernels_compile.read_only(np.zeros(rows, np.int64)), *shape)  # `tiles`' types
         kernel = kernels["tiles_widening"]
     else:  # each class widened once, into memory
         fa = _widened(raw_a, la, wide_a, threads).reshape(-1)

@@ -15,6 +15,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from ir.exact_kernels.compile import read_only
 from tests.visa.test_interp_jit_weights import paired_weights
 from visa.interp.fast import contract_jit, contract_jit_exact, contract_jit_tiles, contract_jit_weights
 
@@ -83,6 +84,7 @@ def test_the_tiles_give_the_oracles_bits(g, which, pad, table):
     out = np.full((len(which), 8, 6, 2), np.nan, np.float32)
     held = np.arange(len(which))
     held[1::3] -= 1                                              # each repeat names the row it repeats
+    codes, held, tread = read_only(codes, held, tread)           # as `run_float` passes them: one compiled form
     contract_jit._compiled()["exact_kernel"](
         codes, lut, not table, paired_weights(weights, shifts, rr), which_a,
         contract_jit_tiles.tile_order(which_a), held, sstep, tread, rr, wofs0, g, tpad, out, pairs,
@@ -129,9 +131,10 @@ def test_a_row_alone_in_its_group_tiles_its_own_slots(g, which, ms, pad):
     which_a = np.array(which, np.int64)
     out = np.full((len(which), 8, sstep.shape[0], 2), np.nan, np.float32)
     lut = np.zeros(1, np.uint32)
+    codes, held, tread_r = read_only(values.view(np.uint16), np.arange(len(which)), tread)   # as `run_float` does
     contract_jit._compiled()["exact_kernel"](
-        values.view(np.uint16), lut, True, paired_weights(weights, shifts, rr), which_a,
-        contract_jit_tiles.tile_order(which_a), np.arange(len(which)), sstep, tread, rr, wofs0, g, tpad, out,
+        codes, lut, True, paired_weights(weights, shifts, rr), which_a,
+        contract_jit_tiles.tile_order(which_a), held, sstep, tread_r, rr, wofs0, g, tpad, out,
         pairs, quads, *_NO_ROW_WEIGHTS)
     expect = _oracle(values.astype(np.float32), weights, which_a, sstep, tread, rr, wofs0, g, tpad)
     np.testing.assert_array_equal(out.view(np.uint32), expect.view(np.uint32))
@@ -155,9 +158,10 @@ def test_a_row_alone_lays_out_its_own_weights_from_their_codes(g, pad):
     which = np.arange(rows, dtype=np.int64)
     out = np.full((rows, 8, sstep.shape[0], 2), np.nan, np.float32)
     scan, wscan = np.array([0, 0x7FFF], np.int64), np.array([0, 0x7FFF], np.int64)
+    codes_r, held, tread_r = read_only(values.view(np.uint16), np.arange(rows), tread)   # as `_scanned` passes them
     contract_jit._compiled()["exact_kernel"](
-        values.view(np.uint16), np.zeros(1, np.uint32), True, np.zeros((1, 1, 16), np.float32), which,
-        contract_jit_tiles.tile_order(which), np.arange(rows), sstep, tread, rr, wofs0, g, tpad, out, pairs, quads,
+        codes_r, np.zeros(1, np.uint32), True, np.zeros((1, 1, 16), np.float32), which,
+        contract_jit_tiles.tile_order(which), held, sstep, tread_r, rr, wofs0, g, tpad, out, pairs, quads,
         wcodes, np.ones(rows, np.bool_), np.zeros(1, np.uint32), np.array(shifts, np.int64) * rr, n_e, scan, wscan)
     expect = _oracle(values.astype(np.float32), weights, which, sstep, tread, rr, wofs0, g, tpad)
     np.testing.assert_array_equal(out.view(np.uint32), expect.view(np.uint32))
@@ -197,7 +201,7 @@ def test_the_stream_scan_names_repeated_rows_and_bounds_the_stored_ones(dtype, m
     codes[8] = codes[7]
     codes[8, 4199] ^= 1                                          # differs in its last code only
     held = contract_jit.held_rows(codes)
-    top, low = contract_jit._compiled()["_held_bounds"](codes, mag, held)
+    top, low = contract_jit._compiled()["_held_bounds"](*read_only(codes, mag, held))   # as `_stream_range` passes them
     assert held.tolist() == [0, 1, 1, 1, 4, 5, 6, 7, 8]
     m = codes.astype(np.int64) & mag
     assert top == m.max() and low == (m[m > 0].min() - 1 if (m > 0).any() else mag)
@@ -222,7 +226,7 @@ def test_the_code_scans_match_numpy(dtype, mag, fill):
     held = np.array([0, 0, 2, 3, 3, 5], np.int64)               # rows 1 and 4 repeat others: not scanned
     kernels = contract_jit._compiled()
     for got, rows in ((kernels["_bounds"](codes, mag), range(6)),
-                      (kernels["_held_bounds"](codes, mag, held), [0, 2, 3, 5])):
+                      (kernels["_held_bounds"](*read_only(codes, mag, held)), [0, 2, 3, 5])):
         m = codes[list(rows)].astype(np.int64) & mag
         want = (int(m.max()), int(m[m > 0].min() - 1) if (m > 0).any() else mag)
         assert (int(got[0]), int(got[1])) == want

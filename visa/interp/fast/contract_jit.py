@@ -185,7 +185,7 @@ def _stream_range(packets: np.ndarray, et: Any, known: np.ndarray | None) -> tup
 def held_rows(packets: np.ndarray) -> np.ndarray:
     """The row each row of the fed packets repeats (`contract_jit_scan._held_rows`)."""
     held = np.empty(packets.shape[0], np.int64)
-    _compiled()["_held_rows"](jit_weights.words_of(packets[None])[0], held)
+    _compiled()["_held_rows"](*kernels_compile.read_only(jit_weights.words_of(packets[None])[0]), held)  # one form
     return held
 
 

@@ -151,7 +151,8 @@ def exact_kernel(codes, table, shift, wt, which, order, held, sstep, tread, rr, 
                 _widen_row(codes[held[rows[0]]], table, shift, one.view(np.uint32), scan)
                 widened = held[rows[0]]
             if wcodes.shape[0] > 0:  # its weights laid out (and scanned, with a `wscan`) in cache too
-                jit_weights.lay_paired(wcodes[operand:operand + 1], wn, woffs, wtable, wshifts[operand], wrow_bits, 0)
+                jit_weights.lay_paired(wcodes[operand:operand + 1], wn, woffs, wtable, wshifts[operand], wrow_bits,
+                                       np.int64(0))  # not a literal 0: the signature a host call compiles
                 _scan_codes(wcodes[operand], wscan)
             w_all, w_op = (wrow_bits.view(np.float32), 0) if wcodes.shape[0] > 0 else (wt, operand)
             _by_slots(rows[0], 0, n, one, offs, acc, w_all, w_op, sstep, tread, rr, wofs0, g, tpad, out, pairs, quads)
