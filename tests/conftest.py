@@ -26,9 +26,10 @@ def _suite_bytecode() -> None:
     suite's ~hundred Python subprocesses and each xdist worker otherwise compiles the
     checkout's ~230 source files again (measured: a one-kernel `npu-opt check` 1.1 CPU-s
     without bytecode, 0.5 s with). Nothing is written to the checkout either way. Runs in
-    the process that starts pytest (workers and subprocesses inherit the environment); a
-    run that chose a prefix itself keeps it."""
-    if not sys.dont_write_bytecode or sys.pycache_prefix is not None or os.environ.get("PYTEST_XDIST_WORKER"):
+    the process that starts pytest (workers and subprocesses inherit the environment). A
+    prefix the caller chose is kept only where bytecode is allowed: asked for none, the
+    suite writes none there either."""
+    if not sys.dont_write_bytecode or os.environ.get("PYTEST_XDIST_WORKER"):
         return
     prefix = tempfile.mkdtemp(prefix="npu-opt-suite-bytecode-")
     atexit.register(shutil.rmtree, prefix, True)
